@@ -1,0 +1,7 @@
+//! `hc-sim`: the bundled simulator of herdr-core 0.1.15. The implementation
+//! lives in the `hc-sim` workspace crate (`sim/`) so tests and benchmarks use
+//! the very same simulator; this file is only its entry point.
+
+fn main() -> std::process::ExitCode {
+    hc_sim::main()
+}

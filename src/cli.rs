@@ -1,0 +1,72 @@
+//! The command line: subcommands, their flags, and how a failure maps to an
+//! exit code (0 ok, 2 usage or config error, 1 runtime failure).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "herdr-core-mcp",
+    version,
+    about = "MCP server that lets AI assistants see and prompt the existing terminals of a local herdr-core (hc) 0.1.15, safely",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over the transport named in the config (stdio or http).
+    /// MCP hosts launch this directly.
+    Serve {
+        /// The operator's JSON config (must not be group- or world-writable).
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Print the core's handshake facts and every terminal's lifetime, read-only.
+    /// This is how an operator learns the core_id and the (address, created_ms)
+    /// pairs to approve.
+    InspectCore {
+        /// The operator's JSON config (only socketPath and timeoutMs are used).
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A failure of a whole command, already worded for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// Bad arguments, config or environment: fix the input and retry.
+    #[error("{0}")]
+    Usage(String),
+    /// Something went wrong while running.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl Failure {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Runtime(_) => 1,
+        }
+    }
+}
+
+impl From<crate::config::ConfigError> for Failure {
+    fn from(e: crate::config::ConfigError) -> Failure {
+        Failure::Usage(e.to_string())
+    }
+}
+
+impl From<crate::hc::CoreError> for Failure {
+    fn from(e: crate::hc::CoreError) -> Failure {
+        Failure::Runtime(e.to_string())
+    }
+}

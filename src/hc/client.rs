@@ -1,0 +1,221 @@
+//! The typed core client: one async fn per hc method, each bounded by the
+//! configured timeout (pool wait, connect, handshake, request and reply
+//! together) and answering with the identity of the core that served it.
+//!
+//! `send` is the only writer. It reports whether a failure happened before
+//! the request could have reached hc ([`SendError::NotDispatched`]) or after
+//! ([`SendError::Dispatched`]); the tools turn that into NOT SENT / UNKNOWN.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+
+use super::error::CoreError;
+use super::pool::Pool;
+use super::wire::{
+    GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
+    SendParams, SendResult, TerminalRecord,
+};
+
+/// `terminal.read` is always asked for the current screen only: `lines > 0`
+/// makes hc scroll the program's view, which injects input into it.
+const SCREEN_ONLY_LINES: u32 = 0;
+
+/// A result together with the core (handshake) that produced it.
+#[derive(Debug, Clone)]
+pub struct Answer<T> {
+    pub core: Arc<Hello>,
+    pub value: T,
+}
+
+/// How a `terminal.send` failed, split at the moment of dispatch.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// Failed before the request was written: hc cannot have received it.
+    #[error("{0}")]
+    NotDispatched(CoreError),
+    /// Failed after writing began: the input may have landed.
+    #[error("{0}")]
+    Dispatched(CoreError),
+}
+
+/// What to paste into a terminal. `submit` is always true and `force`
+/// always false; only the guard varies.
+#[derive(Debug, Clone, Copy)]
+pub struct SendRequest<'a> {
+    pub address: &'a str,
+    pub text: &'a str,
+    pub guard: Option<SendGuard>,
+}
+
+pub struct HcClient {
+    pool: Pool,
+    timeout: Duration,
+}
+
+impl HcClient {
+    pub fn new(socket_path: &Path, timeout: Duration) -> HcClient {
+        HcClient {
+            pool: Pool::new(socket_path),
+            timeout,
+        }
+    }
+
+    pub fn socket_path(&self) -> &Path {
+        self.pool.path()
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The handshake facts of the core currently behind the socket.
+    pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
+        self.bounded(Method::Hello, async {
+            let mut lease = self.pool.acquire().await?;
+            let hello = Arc::clone(lease.conn().hello());
+            lease.release();
+            Ok(hello)
+        })
+        .await
+    }
+
+    pub async fn list(
+        &self,
+        include_finished: bool,
+    ) -> Result<Answer<Vec<TerminalRecord>>, CoreError> {
+        let params = ListParams { include_finished };
+        let answer: Answer<ListResult> = self.call(Method::List, &params, |_| Ok(())).await?;
+        Ok(Answer {
+            core: answer.core,
+            value: answer.value.terminals,
+        })
+    }
+
+    pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
+        self.call(Method::Get, &GetParams { address }, |r: &TerminalRecord| {
+            self.expect_address(Method::Get, address, &r.address)
+        })
+        .await
+    }
+
+    /// The current screen of `address` (never history).
+    pub async fn read(&self, address: &str) -> Result<Answer<ReadResult>, CoreError> {
+        let params = ReadParams {
+            address,
+            lines: SCREEN_ONLY_LINES,
+        };
+        self.call(Method::Read, &params, |r: &ReadResult| {
+            self.expect_address(Method::Read, address, &r.address)
+        })
+        .await
+    }
+
+    /// Pastes `request.text` and submits it, only on a connection whose
+    /// core_id is `expected_core_id`. Never retried.
+    pub async fn send(
+        &self,
+        request: SendRequest<'_>,
+        expected_core_id: &str,
+    ) -> Result<Answer<SendResult>, SendError> {
+        let dispatched = AtomicBool::new(false);
+        let method = Method::Send;
+        let attempt = async {
+            let mut lease = self.pool.acquire().await?;
+            let core = Arc::clone(lease.conn().hello());
+            if core.core_id != expected_core_id {
+                // Nothing is wrong with the connection: park it again.
+                lease.release();
+                return Err(CoreError::CoreChanged {
+                    expected: expected_core_id.to_owned(),
+                    actual: core.core_id.clone(),
+                });
+            }
+            let params = SendParams {
+                address: request.address,
+                text: request.text,
+                submit: true,
+                guard: request.guard,
+                force: false,
+            };
+            dispatched.store(true, Ordering::SeqCst);
+            let id = lease.conn().write_request(method, &params).await?;
+            let value: SendResult = lease.conn().read_reply(method, id).await?;
+            if !value.accepted {
+                return Err(self.shape(method, "accepted is not true"));
+            }
+            self.expect_address(method, request.address, &value.address)?;
+            lease.release();
+            Ok(Answer { core, value })
+        };
+        match self.bounded(method, attempt).await {
+            Ok(answer) => Ok(answer),
+            Err(e) if dispatched.load(Ordering::SeqCst) => Err(SendError::Dispatched(e)),
+            Err(e) => Err(SendError::NotDispatched(e)),
+        }
+    }
+
+    /// Closes the adapter's own idle connections; terminals keep running.
+    pub fn close(&self) {
+        self.pool.close();
+    }
+
+    /// One bounded request/reply; `check` validates the result beyond its
+    /// JSON shape, and a failed check discards the connection like any
+    /// other violation.
+    async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: Method,
+        params: &P,
+        check: impl FnOnce(&R) -> Result<(), CoreError>,
+    ) -> Result<Answer<R>, CoreError> {
+        self.bounded(method, async {
+            let mut lease = self.pool.acquire().await?;
+            let value = lease.conn().call(method, params).await?;
+            check(&value)?;
+            let core = Arc::clone(lease.conn().hello());
+            lease.release();
+            Ok(Answer { core, value })
+        })
+        .await
+    }
+
+    /// Runs `work` under the call timeout. A timed-out call's connection is
+    /// dropped with the future, never returned to the pool.
+    async fn bounded<T>(
+        &self,
+        method: Method,
+        work: impl Future<Output = Result<T, CoreError>>,
+    ) -> Result<T, CoreError> {
+        let deadline = Instant::now() + self.timeout;
+        match tokio::time::timeout_at(deadline, work).await {
+            Ok(result) => result,
+            Err(_) => Err(CoreError::Timeout {
+                path: self.pool.path().to_path_buf(),
+                method,
+                timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
+    fn expect_address(&self, method: Method, asked: &str, got: &str) -> Result<(), CoreError> {
+        if asked == got {
+            Ok(())
+        } else {
+            Err(self.shape(method, "the reply names another terminal"))
+        }
+    }
+
+    fn shape(&self, method: Method, detail: &str) -> CoreError {
+        CoreError::Protocol {
+            path: self.pool.path().to_path_buf(),
+            method,
+            detail: detail.to_owned(),
+        }
+    }
+}

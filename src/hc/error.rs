@@ -1,0 +1,133 @@
+//! The one error type of the core client. Every message says what happened,
+//! where (the socket path, the hc method) and what the operator can do.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::wire::{self, ErrorKind, Method};
+
+/// Why a call to hc failed. Whether the failure happened before or after a
+/// `terminal.send` request reached the socket is tracked separately, by
+/// [`super::client::SendError`].
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// Nothing exists at the configured socket path.
+    #[error("no hc socket at {path}: start hc, or fix socketPath in the config")]
+    SocketMissing { path: PathBuf },
+
+    /// A file exists at the path but nobody accepts connections on it.
+    #[error(
+        "nobody is listening on {path} (stale socket or not a socket): start hc, or fix socketPath"
+    )]
+    NotListening { path: PathBuf },
+
+    /// Connecting failed for another reason (permissions, ...).
+    #[error("cannot connect to hc at {path}: {source}")]
+    Connect {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The handshake answered, but with another hc than the pinned one.
+    #[error(
+        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}: run hc {pinned} or an adapter built for that hc",
+        pinned = wire::PINNED_VERSION
+    )]
+    HandshakePin {
+        path: PathBuf,
+        what: &'static str,
+        expected: String,
+        actual: String,
+    },
+
+    /// hc refused the handshake itself (e.g. `unsupported_generation`).
+    #[error("hc at {path} refused the handshake: {detail}; this adapter needs hc {pinned}", pinned = wire::PINNED_VERSION)]
+    HandshakeRefused { path: PathBuf, detail: String },
+
+    /// The whole call did not finish within `timeoutMs`.
+    #[error(
+        "hc at {path} did not answer {method} within {timeout_ms} ms: check hc is responsive, or raise timeoutMs"
+    )]
+    Timeout {
+        path: PathBuf,
+        method: Method,
+        timeout_ms: u64,
+    },
+
+    /// The reply passed the byte cap; reading stopped and the connection was dropped.
+    #[error(
+        "hc reply exceeded 1 MiB ({method} at {path}); the connection was dropped and nothing more was read"
+    )]
+    ReplyTooLarge { path: PathBuf, method: Method },
+
+    /// The reply broke the JSON-RPC or result-shape rules of the contract.
+    #[error("hc at {path} broke the protocol on {method}: {detail}; the connection was discarded")]
+    Protocol {
+        path: PathBuf,
+        method: Method,
+        detail: String,
+    },
+
+    /// hc closed the connection before answering.
+    #[error("hc at {path} closed the connection before answering {method}")]
+    Closed { path: PathBuf, method: Method },
+
+    /// Reading or writing the socket failed.
+    #[error("i/o error talking to hc at {path} during {method}: {source}")]
+    Io {
+        path: PathBuf,
+        method: Method,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// hc answered with a JSON-RPC error.
+    #[error("{}", rpc_message(*method, *code, message, kind.as_ref()))]
+    Rpc {
+        method: Method,
+        code: i64,
+        message: String,
+        /// Set only when code, message and `data.kind` agree on a documented kind.
+        kind: Option<ErrorKind>,
+        data: Option<Value>,
+    },
+
+    /// The connection picked for a send belongs to another hc incarnation
+    /// than the one the send was approved for.
+    #[error(
+        "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Re-approve with inspect-core"
+    )]
+    CoreChanged { expected: String, actual: String },
+}
+
+fn rpc_message(method: Method, code: i64, message: &str, kind: Option<&ErrorKind>) -> String {
+    match kind {
+        Some(ErrorKind::NotFound) => format!("hc has no terminal at that address ({method})"),
+        Some(ErrorKind::Finished) => format!("the terminal's program has exited ({method})"),
+        Some(ErrorKind::Blocked) => {
+            format!("the terminal is blocked waiting for a human decision ({method})")
+        }
+        Some(ErrorKind::Busy) => format!(
+            "hc is busy with that terminal's input (queue full or keyboard not quiet) ({method})"
+        ),
+        Some(ErrorKind::StatusMismatch) => {
+            format!("hc refused: terminal status did not match the guard ({method})")
+        }
+        _ => match wire::standard_code_name(code) {
+            Some(name) => format!("hc answered {method} with {name} ({code}): {message}"),
+            None => format!("hc answered {method} with error {code}: {message}"),
+        },
+    }
+}
+
+impl CoreError {
+    /// hc's documented error kind, when this is a validated hc error reply.
+    pub fn hc_kind(&self) -> Option<ErrorKind> {
+        match self {
+            CoreError::Rpc { kind, .. } => *kind,
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The binary: parse the command line, run one command, map its result to
+//! an exit code. Nothing but MCP protocol is ever written to stdout by
+//! `serve`; logs go to stderr.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use herdr_core_mcp::cli::{Cli, Command, Failure};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("herdr-core-mcp: {first}; see herdr-core-mcp --help");
+            return ExitCode::from(2);
+        }
+    };
+    herdr_core_mcp::logging::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads())
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("herdr-core-mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli.command));
+    // Leave no task running past main (e.g. a blocked stdin reader).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("herdr-core-mcp: {failure}");
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+async fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Serve { config } => herdr_core_mcp::serve::run(&config).await,
+        Command::InspectCore { config, json } => {
+            let out = herdr_core_mcp::inspect::run(&config, json).await?;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Failure::Runtime(format!("cannot write to stdout: {e}")))
+        }
+    }
+}
+
+/// A small fixed pool: the adapter is I/O-bound and should stay tiny.
+fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4))
+}

@@ -1,0 +1,150 @@
+//! `list_sessions`: one page of hc's terminals, keyset-paginated by
+//! `(created_ms, address)`, each marked with whether sends to it are approved.
+
+use rmcp::model::CallToolResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::cursor::{CursorError, Position};
+use super::{Failure, structured};
+use crate::app::App;
+use crate::config::TerminalLifetime;
+use crate::hc::wire::TerminalRecord;
+use crate::inspect::printable;
+
+/// Page size bounds: enough for a coordinator's view, small enough to keep
+/// a page cheap for the model to read.
+pub const MAX_LIMIT: u32 = 100;
+pub const DEFAULT_LIMIT: u32 = 25;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSessionsArgs {
+    /// Include terminals whose program has exited. Default false.
+    #[serde(default)]
+    pub include_finished: bool,
+    /// Terminals per page, 1-100. Default 25.
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, unchanged. Omit for the first page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Session {
+    #[serde(flatten)]
+    pub record: TerminalRecord,
+    /// True when this exact lifetime (address, created_ms) is on the
+    /// operator's allowlist AND hc's core_id is the configured one.
+    pub send_approved: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListSessionsOutput {
+    /// The hc core that produced this page.
+    pub core_id: String,
+    pub sessions: Vec<Session>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Failure> {
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(Failure::InvalidParams(format!(
+            "limit must be between 1 and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    let listed = app.client.list(args.include_finished).await?;
+    let core_id = listed.core.core_id.clone();
+    let after = match &args.cursor {
+        Some(cursor) => Some(
+            app.cursor_key
+                .open(cursor, &core_id)
+                .map_err(cursor_failure)?,
+        ),
+        None => None,
+    };
+    let mut terminals = listed.value;
+    terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
+    let start = match &after {
+        Some(p) => {
+            terminals.partition_point(|t| (t.created_ms, &t.address) <= (p.created_ms, &p.address))
+        }
+        None => 0,
+    };
+    let limit = limit as usize;
+    let rest = &terminals[start..];
+    let page = &rest[..rest.len().min(limit)];
+    let next_cursor = (rest.len() > limit).then(|| {
+        let last = page.last().expect("a full page has a last record");
+        app.cursor_key.seal(&Position {
+            core_id: core_id.clone(),
+            created_ms: last.created_ms,
+            address: last.address.clone(),
+        })
+    });
+    let config = app.config();
+    let sessions: Vec<Session> = page
+        .iter()
+        .map(|record| Session {
+            send_approved: config.is_send_approved(
+                &core_id,
+                &TerminalLifetime {
+                    address: record.address.clone(),
+                    created_ms: record.created_ms,
+                },
+            ),
+            record: record.clone(),
+        })
+        .collect();
+    let output = ListSessionsOutput {
+        core_id,
+        sessions,
+        next_cursor,
+    };
+    let text = render(&output);
+    Ok(structured(&output, text, false))
+}
+
+fn cursor_failure(e: CursorError) -> Failure {
+    Failure::Tool {
+        kind: match e {
+            CursorError::Invalid => "invalid_cursor",
+            CursorError::OtherCore { .. } => "cursor_from_other_core",
+        },
+        message: e.to_string(),
+    }
+}
+
+fn render(output: &ListSessionsOutput) -> String {
+    let mut text = format!(
+        "core {}: {} terminal(s) on this page{}\n",
+        output.core_id,
+        output.sessions.len(),
+        if output.next_cursor.is_some() {
+            " (more: pass next_cursor)"
+        } else {
+            ""
+        }
+    );
+    for s in &output.sessions {
+        let r = &s.record;
+        text.push_str(&format!(
+            "{} created_ms={} status={} seq={} program={} title={}{}{}\n",
+            printable(&r.address),
+            r.created_ms,
+            r.status,
+            r.status_seq,
+            printable(r.program.as_deref().unwrap_or("-")),
+            printable(r.title.as_deref().unwrap_or("-")),
+            if r.is_finished() { " finished" } else { "" },
+            if s.send_approved {
+                " send_approved"
+            } else {
+                ""
+            },
+        ));
+    }
+    text
+}

@@ -1,0 +1,54 @@
+//! The text rules shared by the tools: which prompt characters are refused,
+//! and how a screen is cut to its last `max_chars` characters.
+
+/// Longest prompt accepted, in characters. Prompts are instructions for an
+/// agent, not file transfers; hc's own cap (64 KiB of UTF-8) is never reached.
+pub const MAX_PROMPT_CHARS: usize = 16_000;
+
+/// The first character of `text` that could drive the terminal rather than
+/// type into it: C0 controls except TAB and LF (so ESC, CR, NUL...), DEL,
+/// and the C1 range. Returns its character index and the character.
+pub fn forbidden_control(text: &str) -> Option<(usize, char)> {
+    text.chars().enumerate().find(|&(_, c)| is_forbidden(c))
+}
+
+fn is_forbidden(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}') && c != '\t' && c != '\n'
+}
+
+/// The last `max_chars` characters of `text` (never splitting a character),
+/// the total character count, and whether anything was cut.
+pub fn tail_chars(text: &str, max_chars: usize) -> (&str, usize, bool) {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return (text, total, false);
+    }
+    let skip = total - max_chars;
+    let start = text.char_indices().nth(skip).map_or(text.len(), |(i, _)| i);
+    (&text[start..], total, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tab_and_lf_pass_every_other_control_is_refused() {
+        assert_eq!(forbidden_control("a\tb\nc"), None);
+        for c in [
+            '\u{0}', '\u{1b}', '\r', '\u{7}', '\u{1f}', '\u{7f}', '\u{80}', '\u{9b}', '\u{9f}',
+        ] {
+            let text = format!("ok{c}");
+            assert_eq!(forbidden_control(&text), Some((2, c)), "{c:?}");
+        }
+        assert_eq!(forbidden_control("\u{a0}é日本🙂"), None);
+    }
+
+    #[test]
+    fn tail_keeps_whole_characters() {
+        assert_eq!(tail_chars("日本語テキスト", 3), ("キスト", 7, true));
+        assert_eq!(tail_chars("a🙂b🙂", 2), ("b🙂", 4, true));
+        assert_eq!(tail_chars("short", 10), ("short", 5, false));
+        assert_eq!(tail_chars("exact", 5), ("exact", 5, false));
+    }
+}
