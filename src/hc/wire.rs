@@ -103,9 +103,10 @@ impl std::fmt::Display for TerminalStatus {
     }
 }
 
-/// One terminal lifetime as hc describes it (contract section 3).
-/// Unknown extra fields are tolerated; the documented ones must be present
-/// with their documented types.
+/// One terminal lifetime; `(address, created_ms)` names it, since hc reuses
+/// addresses.
+// Unknown extra fields from hc are tolerated; the documented ones must be
+// present with their documented types.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct TerminalRecord {
     pub address: String,

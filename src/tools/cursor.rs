@@ -128,7 +128,7 @@ mod tests {
             "garbage".into(),
             format!("{forged_payload}.{tag}"),
             format!("{payload}.AAAA"),
-            format!("{payload}"),
+            payload.to_string(),
             CursorKey::random().seal(&position("c1")),
             "x".repeat(5000),
         ] {

@@ -61,14 +61,14 @@ pub async fn run(app: &App, args: ReadOutputArgs) -> Result<CallToolResult, Fail
     }
     let read = app.client.read(&args.address).await?;
     let screen = read.value;
-    if let Some(expected) = args.created_ms {
-        if expected != screen.created_ms {
-            return Err(Failure::lifetime_mismatch(
-                &args.address,
-                expected,
-                screen.created_ms,
-            ));
-        }
+    if let Some(expected) = args.created_ms
+        && expected != screen.created_ms
+    {
+        return Err(Failure::lifetime_mismatch(
+            &args.address,
+            expected,
+            screen.created_ms,
+        ));
     }
     let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars as usize);
     let output = ReadOutputOutput {

@@ -296,16 +296,16 @@ fn check_target(
             ),
         ));
     }
-    if let Some(expected) = args.created_ms {
-        if expected != record.created_ms {
-            return Err(refuse(
-                "lifetime_mismatch",
-                format!(
-                    "the terminal at {} has created_ms {}, not {expected}: it is another terminal lifetime",
-                    args.address, record.created_ms
-                ),
-            ));
-        }
+    if let Some(expected) = args.created_ms
+        && expected != record.created_ms
+    {
+        return Err(refuse(
+            "lifetime_mismatch",
+            format!(
+                "the terminal at {} has created_ms {}, not {expected}: it is another terminal lifetime",
+                args.address, record.created_ms
+            ),
+        ));
     }
     if record.is_finished() {
         return Err(refuse(

@@ -179,7 +179,7 @@ struct Gate {
 async fn gate_request(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let mut response = match gate.check(&request) {
         Ok(()) => next.run(request).await,
-        Err(refusal) => refusal,
+        Err(refusal) => refusal.into_response(),
     };
     response
         .headers_mut()
@@ -189,22 +189,18 @@ async fn gate_request(State(gate): State<Arc<Gate>>, request: Request, next: Nex
 
 impl Gate {
     /// The checks before routing, in the documented order.
-    fn check(&self, request: &Request) -> Result<(), Response> {
+    fn check(&self, request: &Request) -> Result<(), Refusal> {
         if !self.host_and_origin_allowed(request) {
-            return Err(status(StatusCode::FORBIDDEN));
+            return Err(Refusal::Forbidden);
         }
         if is_well_known(request) {
-            return Err(status(StatusCode::NOT_FOUND));
+            return Err(Refusal::NotFound);
         }
         if !self.authenticated(request.headers()) {
-            let mut refusal = status(StatusCode::UNAUTHORIZED);
-            refusal
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return Err(refusal);
+            return Err(Refusal::Unauthorized);
         }
         if self.limiter.check().is_err() {
-            return Err(status(StatusCode::TOO_MANY_REQUESTS));
+            return Err(Refusal::TooManyRequests);
         }
         Ok(())
     }
@@ -223,10 +219,10 @@ impl Gate {
         {
             return false;
         }
-        if let Some(authority) = request.uri().authority() {
-            if authority.as_str().as_bytes() != host.as_bytes() {
-                return false;
-            }
+        if let Some(authority) = request.uri().authority()
+            && authority.as_str().as_bytes() != host.as_bytes()
+        {
+            return false;
         }
         match headers.get_all(ORIGIN).iter().count() {
             0 => true,
@@ -264,6 +260,28 @@ fn is_well_known(request: &Request) -> bool {
         && WELL_KNOWN_PATHS.contains(&request.uri().path())
 }
 
-fn status(code: StatusCode) -> Response {
-    (code, Body::empty()).into_response()
+/// What the gate answers instead of routing.
+enum Refusal {
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    TooManyRequests,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let code = match self {
+            Refusal::Forbidden => StatusCode::FORBIDDEN,
+            Refusal::NotFound => StatusCode::NOT_FOUND,
+            Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
+            Refusal::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+        };
+        let mut response = (code, Body::empty()).into_response();
+        if let Refusal::Unauthorized = self {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
 }

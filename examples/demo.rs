@@ -1,0 +1,204 @@
+//! The main job end to end, on the bundled simulator: start `hc-sim`, probe
+//! it with `inspect-core` as an operator would, approve one agent terminal,
+//! then drive `herdr-core-mcp serve` over stdio with an MCP client: list the
+//! terminals, send a prompt, watch the reply arrive on screen, and see a
+//! send to an unapproved terminal refused. Run it with `scripts/demo.sh`.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt, service::RunningService};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(()) => {
+            println!("\ndemo: OK");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("demo: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let bin_dir = sibling_dir()?;
+    let adapter = bin_dir.join("herdr-core-mcp");
+    let sim_bin = bin_dir.join("examples").join("hc-sim");
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let socket = dir.path().join("hc.sock");
+
+    step("start the bundled hc simulator: 2 agents, 1 shell");
+    let mut sim = Command::new(&sim_bin)
+        .args(["--agents", "2", "--shells", "1", "--socket"])
+        .arg(&socket)
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", sim_bin.display()))?;
+    let mut ready = String::new();
+    BufReader::new(sim.stdout.take().expect("piped"))
+        .read_line(&mut ready)
+        .map_err(|e| e.to_string())?;
+    print!("{ready}");
+    let outcome = session(&adapter, dir.path(), &socket).await;
+    let _ = Command::new("kill").arg(sim.id().to_string()).status();
+    let _ = sim.wait();
+    outcome
+}
+
+async fn session(adapter: &Path, dir: &Path, socket: &Path) -> Result<(), String> {
+    let probe_config = write_config(dir, "probe.json", &json!({"socketPath": socket}))?;
+    step("operator: herdr-core-mcp inspect-core --config probe.json");
+    let table = Command::new(adapter)
+        .args(["inspect-core", "--config"])
+        .arg(&probe_config)
+        .output()
+        .map_err(|e| e.to_string())?;
+    print!("{}", String::from_utf8_lossy(&table.stdout));
+    let probe = Command::new(adapter)
+        .args(["inspect-core", "--json", "--config"])
+        .arg(&probe_config)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let core: Value = serde_json::from_slice(&probe.stdout).map_err(|e| e.to_string())?;
+    let t1 = core["terminals"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["address"] == "t1"))
+        .ok_or("no terminal t1")?;
+
+    step("operator: approve t1 (core_id + address + created_ms) in config.json");
+    let config = json!({
+        "socketPath": socket,
+        "coreId": core["core_id"],
+        "sendMode": "idle-only",
+        "sendAllowlist": [{"address": "t1", "created_ms": t1["created_ms"]}],
+    });
+    println!("{}", serde_json::to_string_pretty(&config).expect("json"));
+    let config_path = write_config(dir, "config.json", &config)?;
+
+    step("MCP host: launch herdr-core-mcp serve over stdio");
+    let command = tokio::process::Command::new(adapter).configure(|c| {
+        c.arg("serve").arg("--config").arg(&config_path);
+    });
+    let client: Client =
+        ().serve(TokioChildProcess::new(command).map_err(|e| e.to_string())?)
+            .await
+            .map_err(|e| format!("MCP initialize failed: {e}"))?;
+    let tools = client.list_all_tools().await.map_err(|e| e.to_string())?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    println!("tools: {names:?}");
+
+    step("list_sessions");
+    let listed = call(&client, "list_sessions", json!({})).await?;
+    println!("{}", listed.1);
+
+    wait_for(&client, "t1", |s| s["status"] == "idle", "t1 to be idle").await?;
+    step("send_prompt to t1 (approved, idle)");
+    let sent = call(
+        &client,
+        "send_prompt",
+        json!({"address": "t1", "text": "summarise the build log"}),
+    )
+    .await?;
+    println!("{}", sent.1);
+    if sent.0["outcome"] != "sent" {
+        return Err(format!("expected the send to succeed: {}", sent.0));
+    }
+
+    step("read_output of t1 until the agent is done");
+    let screen = wait_for(
+        &client,
+        "t1",
+        |s| {
+            s["status"] == "done"
+                && s["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("summarise the build log"))
+        },
+        "the agent's reply",
+    )
+    .await?;
+    println!("{}", screen["text"].as_str().unwrap_or_default());
+
+    step("send_prompt to t3 (a shell, not approved): refused, nothing typed");
+    let refused = call(
+        &client,
+        "send_prompt",
+        json!({"address": "t3", "text": "rm -rf /"}),
+    )
+    .await?;
+    println!("{}", refused.1);
+    if refused.0["outcome"] != "not_sent" {
+        return Err(format!("expected a refusal: {}", refused.0));
+    }
+    client.cancel().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> Result<(Value, String), String> {
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .map_err(|e| format!("{tool}: {e}"))?;
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok((result.structured_content.unwrap_or(Value::Null), text))
+}
+
+async fn wait_for(
+    client: &Client,
+    address: &str,
+    done: impl Fn(&Value) -> bool,
+    what: &str,
+) -> Result<Value, String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (screen, _) = call(client, "read_output", json!({"address": address})).await?;
+        if done(&screen) {
+            return Ok(screen);
+        }
+        if Instant::now() > deadline {
+            return Err(format!("timed out waiting for {what}: {screen}"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn write_config(dir: &Path, name: &str, config: &Value) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(config).expect("json"))
+        .map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// target/<profile>/, where the adapter binary sits beside `examples/`.
+fn sibling_dir() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    exe.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "cannot locate the build directory".to_owned())
+}
+
+fn step(what: &str) {
+    println!("\n== {what}");
+}

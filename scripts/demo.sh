@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job end to end against the bundled hc simulator: builds the
+# adapter and the simulator (release), probes the core with inspect-core,
+# approves one terminal, then runs an MCP session over stdio that lists,
+# sends a prompt, reads the reply, and sees an unapproved send refused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example demo
+exec target/release/examples/demo

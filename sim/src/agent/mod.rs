@@ -1,0 +1,235 @@
+//! The scripted agent (`hc-sim agent`), the program the simulator runs in
+//! an agent terminal. It puts its tty in raw mode, enables bracketed paste,
+//! reports its state over OSC 7501 and answers each submitted prompt:
+//! `working`, a reply quoting the prompt (inside synchronized output), then
+//! `done` after a delay — or `blocked` (`/block`, until a prompt `y`),
+//! `error` (`/error`), holding `working` (`/hold`, until a prompt `go`), or
+//! exit code 3 (`/exit`). Input that arrives while it works is queued.
+
+mod keys;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::wire::Status;
+pub use keys::PromptReader;
+
+/// The name the agent reports as its program.
+pub const PROGRAM: &str = "sim-agent";
+/// The prompt line it draws while waiting for input.
+pub const PROMPT: &str = "sim-agent> ";
+/// Prefix of each line of the reply that quotes a prompt.
+pub const REPLY_PREFIX: &str = "reply: ";
+/// The exit code of `/exit`.
+pub const EXIT_CODE: u8 = 3;
+
+const BRACKETED_PASTE_ON: &[u8] = b"\x1b[?2004h";
+const SYNC_ON: &[u8] = b"\x1b[?2026h";
+const SYNC_OFF: &[u8] = b"\x1b[?2026l";
+
+/// Runs the agent on stdin/stdout until its input ends or `/exit`.
+pub fn run(delay: Duration) -> ExitCode {
+    let _raw = RawMode::enter();
+    emit(BRACKETED_PASTE_ON);
+    emit(PROMPT.as_bytes());
+    report(Status::Idle);
+    let (prompts, queue) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = PromptReader::default();
+        let mut stdin = std::io::stdin();
+        let mut buffer = [0; 4096];
+        while let Ok(read @ 1..) = stdin.read(&mut buffer) {
+            for prompt in reader.feed(&buffer[..read]) {
+                if prompts.send(prompt).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut agent = Agent {
+        delay,
+        mode: Mode::Ready,
+    };
+    for prompt in queue {
+        if let Some(code) = agent.answer(&prompt) {
+            return ExitCode::from(code);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Ready,
+    /// Reported `blocked`; waits for a prompt `y`.
+    Blocked,
+    /// Holding `working`; waits for a prompt `go`.
+    Holding,
+}
+
+struct Agent {
+    delay: Duration,
+    mode: Mode,
+}
+
+impl Agent {
+    /// Answers one prompt; `Some(code)` when the agent should exit.
+    fn answer(&mut self, prompt: &str) -> Option<u8> {
+        emit(b"\r\n");
+        let word = prompt.trim();
+        let settled = match self.mode {
+            Mode::Blocked if word == "y" => {
+                say("approved");
+                Some(Status::Done)
+            }
+            Mode::Blocked => {
+                say("still waiting for y");
+                None
+            }
+            Mode::Holding if word == "go" => {
+                say("released");
+                Some(Status::Done)
+            }
+            Mode::Holding => {
+                say("holding: send go to release");
+                None
+            }
+            Mode::Ready => return self.work(prompt),
+        };
+        if settled.is_some() {
+            self.mode = Mode::Ready;
+        }
+        emit(PROMPT.as_bytes());
+        if let Some(status) = settled {
+            report(status);
+        }
+        None
+    }
+
+    /// A new task: report working, quote the prompt, then settle.
+    fn work(&mut self, prompt: &str) -> Option<u8> {
+        report(Status::Working);
+        let mut reply = SYNC_ON.to_vec();
+        for line in prompt.replace("\r\n", "\n").split(['\r', '\n']) {
+            reply.extend_from_slice(format!("{REPLY_PREFIX}{}\r\n", visible(line)).as_bytes());
+        }
+        emit(&reply);
+        let settled = if prompt.contains("/block") {
+            emit(SYNC_OFF);
+            say("approve? (y)");
+            self.mode = Mode::Blocked;
+            Status::Blocked
+        } else if prompt.contains("/error") {
+            emit(SYNC_OFF);
+            say("error: the task failed");
+            Status::Error
+        } else if prompt.contains("/hold") {
+            emit(SYNC_OFF);
+            say("holding until go");
+            self.mode = Mode::Holding;
+            Status::Working
+        } else if prompt.contains("/exit") {
+            emit(SYNC_OFF);
+            say("bye");
+            return Some(EXIT_CODE);
+        } else {
+            // Half the work happens with the frame still open, so readers
+            // can catch the screen mid-update (`complete: false`).
+            std::thread::sleep(self.delay / 2);
+            emit(SYNC_OFF);
+            std::thread::sleep(self.delay - self.delay / 2);
+            Status::Done
+        };
+        emit(PROMPT.as_bytes());
+        if settled != Status::Working {
+            report(settled);
+        }
+        None
+    }
+}
+
+/// Shows control characters in caret notation so a prompt cannot drive
+/// the agent's own screen.
+fn visible(line: &str) -> String {
+    let mut shown = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '\t' => shown.push(c),
+            '\0'..='\x1f' => {
+                shown.push('^');
+                shown.push(char::from(c as u8 + 0x40));
+            }
+            '\x7f' => shown.push_str("^?"),
+            '\u{80}'..='\u{9f}' => shown.push_str(&format!("<U+{:04X}>", u32::from(c))),
+            _ => shown.push(c),
+        }
+    }
+    shown
+}
+
+fn say(line: &str) {
+    emit(format!("{line}\r\n").as_bytes());
+}
+
+/// Reports a state over OSC 7501, in one write.
+fn report(status: Status) {
+    let sequence = format!("\x1b]7501;status={};program={PROGRAM}\x07", status.as_str());
+    emit(sequence.as_bytes());
+}
+
+/// Writes to the terminal unbuffered: one `write(2)` per call unless the
+/// kernel takes less.
+fn emit(bytes: &[u8]) {
+    // SAFETY: fd 1 is open for the process's life; ManuallyDrop keeps this
+    // handle from closing it.
+    let mut stdout = ManuallyDrop::new(unsafe { File::from_raw_fd(1) });
+    // A vanished terminal ends the agent through its input anyway.
+    let _ = stdout.write_all(bytes);
+}
+
+/// The tty in raw mode (no echo, no line editing, no signals) until dropped.
+struct RawMode {
+    saved: Option<libc::termios>,
+}
+
+impl RawMode {
+    fn enter() -> RawMode {
+        // SAFETY: termios is plain data filled by tcgetattr; fd 0 is ours.
+        unsafe {
+            let mut termios: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut termios) != 0 {
+                return RawMode { saved: None };
+            }
+            let saved = termios;
+            libc::cfmakeraw(&mut termios);
+            libc::tcsetattr(0, libc::TCSANOW, &termios);
+            RawMode { saved: Some(saved) }
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.saved {
+            // SAFETY: restores the settings read in `enter`.
+            unsafe {
+                libc::tcsetattr(0, libc::TCSANOW, saved);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_executed() {
+        assert_eq!(visible("a\x1b[31mb\x7f\u{85}"), "a^[[31mb^?<U+0085>");
+    }
+}

@@ -1,0 +1,127 @@
+//! The command line (other tools depend on it exactly):
+//! `hc-sim --socket PATH [--agents N] [--shells N] [--idle-records N]
+//! [--agent-delay-ms MS] [--input-log FILE] [--fault KIND[:METHOD]]...
+//! [--control PATH] [--slow-reply-ms MS]`, and the hidden `hc-sim agent`.
+//! Raw flags are parsed here and validated into an [`Invocation`]; running
+//! it is `lib`'s job.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::faults::Fault;
+use crate::sim::SimOptions;
+
+/// The shell that `--shells` and control `spawn {"kind":"shell"}` run.
+const SHELL: &str = "/bin/sh";
+
+/// A contract-faithful simulator of herdr-core (hc) 0.1.15.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hc-sim",
+    version,
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Unix socket to serve hc on (a stale socket file there is replaced).
+    #[arg(long, value_name = "PATH", required = true)]
+    socket: Option<PathBuf>,
+    /// Scripted agents to start, each in its own PTY.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    agents: usize,
+    /// `/bin/sh` terminals to start.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    shells: usize,
+    /// Lightweight idle records (no program) to create.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    idle_records: usize,
+    /// How long an agent works on a prompt before reporting done.
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    agent_delay_ms: u64,
+    /// Append one JSON line per written `terminal.send` to FILE.
+    #[arg(long, value_name = "FILE")]
+    input_log: Option<PathBuf>,
+    /// Inject a fault, on one method or on every call; repeatable.
+    #[arg(long = "fault", value_name = "KIND[:METHOD]")]
+    faults: Vec<Fault>,
+    /// Also serve the control socket (for tests) at PATH.
+    #[arg(long, value_name = "PATH")]
+    control: Option<PathBuf>,
+    /// How long the `slow-reply` fault delays a reply.
+    #[arg(long, value_name = "MS", default_value_t = 3000)]
+    slow_reply_ms: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the scripted agent in the current terminal.
+    #[command(hide = true)]
+    Agent {
+        /// How long to work on a prompt before reporting done.
+        #[arg(long, value_name = "MS", default_value_t = 300)]
+        delay_ms: u64,
+    },
+}
+
+/// What to do, validated.
+#[derive(Debug)]
+pub enum Invocation {
+    Serve(Box<ServeConfig>),
+    Agent { delay: Duration },
+}
+
+/// A validated simulator configuration.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub socket: PathBuf,
+    pub control: Option<PathBuf>,
+    pub agents: usize,
+    pub shells: usize,
+    pub idle_records: usize,
+    pub sim: SimOptions,
+}
+
+impl TryFrom<Cli> for Invocation {
+    type Error = io::Error;
+
+    fn try_from(cli: Cli) -> io::Result<Invocation> {
+        if let Some(Command::Agent { delay_ms }) = cli.command {
+            return Ok(Invocation::Agent {
+                delay: Duration::from_millis(delay_ms),
+            });
+        }
+        let socket = cli.socket.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "--socket PATH is required")
+        })?;
+        let agent_program = std::env::current_exe().map_err(|error| {
+            io::Error::new(error.kind(), format!("cannot locate own binary: {error}"))
+        })?;
+        let cwd = std::env::current_dir().map_err(|error| {
+            io::Error::new(
+                error.kind(),
+                format!("cannot read the current directory: {error}"),
+            )
+        })?;
+        Ok(Invocation::Serve(Box::new(ServeConfig {
+            socket,
+            control: cli.control,
+            agents: cli.agents,
+            shells: cli.shells,
+            idle_records: cli.idle_records,
+            sim: SimOptions {
+                agent_program,
+                agent_delay: Duration::from_millis(cli.agent_delay_ms),
+                shell_program: PathBuf::from(SHELL),
+                cwd,
+                input_log: cli.input_log,
+                faults: cli.faults,
+                slow_reply: Duration::from_millis(cli.slow_reply_ms),
+            },
+        })))
+    }
+}

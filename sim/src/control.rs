@@ -1,0 +1,155 @@
+//! The control socket (`--control PATH`), for tests: the same line JSON-RPC
+//! as the hc socket but with no handshake and no faults, to create, kill and
+//! remove terminals, type at a terminal's keyboard, read the hc socket's
+//! counters and change the faults at run time. Its traffic is not counted.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::faults::Fault;
+use crate::framing::{self, Call, Incoming, MAX_REQUEST_BYTES, decode};
+use crate::input;
+use crate::methods::{find, refusal_error};
+use crate::sim::{Sim, TerminalKind};
+use crate::wire::{self, RpcError};
+
+const SPAWN: &str = "spawn";
+const KILL: &str = "kill";
+const REMOVE: &str = "remove";
+const TYPE: &str = "type";
+const STATS: &str = "stats";
+const SET_FAULTS: &str = "set_faults";
+const RESET_STATS: &str = "reset_stats";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpawnParams {
+    kind: TerminalKind,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddressParams {
+    address: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypeParams {
+    address: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetFaultsParams {
+    faults: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
+
+/// Serves the control socket until `shutdown` completes.
+pub async fn serve(sim: Arc<Sim>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tokio::spawn(connection(Arc::clone(&sim), stream));
+                }
+                Err(error) => eprintln!("hc-sim: control accept failed: {error}"),
+            },
+        }
+    }
+}
+
+async fn connection(sim: Arc<Sim>, stream: UnixStream) {
+    let (reader, mut writer) = stream.into_split();
+    let mut reader = BufReader::new(reader);
+    while let Ok(Some(line)) = framing::read_line(&mut reader, MAX_REQUEST_BYTES).await {
+        let (id, reply) = match framing::parse(&line) {
+            Incoming::Invalid { id, error } => (id, Err(error)),
+            Incoming::Call(call) => {
+                let reply = answer(&sim, &call).await;
+                (call.id, reply)
+            }
+        };
+        let line = wire::response_line(&id, &reply);
+        if writer.write_all(line.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn answer(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    match call.method.as_str() {
+        SPAWN => {
+            let params: SpawnParams = decode(&call.params)?;
+            let terminal = sim
+                .spawn(params.kind)
+                .await
+                .map_err(|error| RpcError::internal(error.to_string()))?;
+            to_value(terminal.record())
+        }
+        KILL => {
+            let params: AddressParams = decode(&call.params)?;
+            let terminal = find(sim, &params.address)?;
+            if !sim.kill(&terminal).await {
+                return Err(RpcError::internal(format!(
+                    "{} did not exit after SIGKILL",
+                    params.address
+                )));
+            }
+            to_value(terminal.record())
+        }
+        REMOVE => {
+            let params: AddressParams = decode(&call.params)?;
+            let terminal = sim
+                .remove(&params.address)
+                .ok_or_else(|| RpcError::not_found(&params.address))?;
+            to_value(terminal.record())
+        }
+        TYPE => {
+            let params: TypeParams = decode(&call.params)?;
+            let terminal = find(sim, &params.address)?;
+            input::type_keys(&terminal, &params.text)
+                .await
+                .map_err(|refusal| refusal_error(&terminal.address, refusal))?;
+            Ok(json!({ "address": terminal.address, "bytes": params.text.len() }))
+        }
+        STATS => {
+            let _: NoParams = decode(&call.params)?;
+            to_value(sim.stats.snapshot())
+        }
+        SET_FAULTS => {
+            let params: SetFaultsParams = decode(&call.params)?;
+            let faults = params
+                .faults
+                .iter()
+                .map(|spec| spec.parse::<Fault>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(RpcError::invalid_params)?;
+            let names: Vec<_> = faults.iter().map(Fault::to_string).collect();
+            sim.faults.replace(faults);
+            Ok(json!({ "faults": names }))
+        }
+        RESET_STATS => {
+            let _: NoParams = decode(&call.params)?;
+            sim.stats.reset();
+            Ok(json!({}))
+        }
+        other => Err(RpcError::method_not_found(other)),
+    }
+}
+
+fn to_value(result: impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(result).map_err(|error| RpcError::internal(error.to_string()))
+}

@@ -1,0 +1,159 @@
+//! Writing input to a terminal the way hc 0.1.15 does (contract §4): under
+//! the terminal's input lock, check the `if` guard and the blocked refusal,
+//! wait for the keyboard to be quiet, paste (bracketed when the program asked
+//! for it), press the submit key, log the write, and report the status seen
+//! right after. Turning the outcome into wire errors is left to `methods`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::input_log::InputLog;
+use crate::terminal::{Backend, Terminal};
+use crate::wire::{ENTER_BYTES, PASTE_END, PASTE_START, Status};
+
+/// hc waits until the keyboard has been quiet this long before pasting.
+pub const KEYBOARD_QUIET: Duration = Duration::from_millis(100);
+/// A keyboard that is not quiet within this long makes the send `busy`.
+pub const QUIET_WAIT_LIMIT: Duration = Duration::from_secs(5);
+
+/// One `terminal.send`, validated.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub text: String,
+    pub submit: bool,
+    pub guard: Option<Status>,
+    pub force: bool,
+}
+
+/// What a send observed right after its input was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accepted {
+    pub status: Status,
+    pub status_seq: u64,
+}
+
+/// Why a send did not complete. Only `Failed` may have written anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Finished {
+        finished_ms: u64,
+    },
+    Mismatch {
+        expected: Status,
+        actual: Status,
+        status_seq: u64,
+    },
+    Blocked,
+    Busy,
+    Failed(String),
+}
+
+/// Sends `input` to `terminal`, logging the write to `log`.
+pub async fn send(
+    terminal: &Arc<Terminal>,
+    input: &Input,
+    log: Option<&InputLog>,
+) -> Result<Accepted, Refusal> {
+    check_live(terminal)?;
+    let _lock = terminal.input_lock.lock().await;
+    check_guards(terminal, input)?;
+    if !input.force && wait_for_quiet_keyboard(terminal).await? {
+        // The status may have moved while waiting; the guard holds at the write.
+        check_guards(terminal, input)?;
+    }
+    let mut payload = Vec::with_capacity(input.text.len() + 16);
+    if terminal.bracketed_paste() {
+        payload.extend_from_slice(PASTE_START);
+        payload.extend_from_slice(input.text.as_bytes());
+        payload.extend_from_slice(PASTE_END);
+    } else {
+        payload.extend_from_slice(input.text.as_bytes());
+    }
+    if input.submit {
+        payload.extend_from_slice(ENTER_BYTES);
+    }
+    write(terminal, payload).await?;
+    if let Some(log) = log {
+        log.append(&terminal.address, terminal.created_ms, &input.text)
+            .map_err(|error| {
+                Refusal::Failed(format!("input written, but the input log failed: {error}"))
+            })?;
+    }
+    let state = terminal.state();
+    Ok(Accepted {
+        status: state.status,
+        status_seq: state.status_seq,
+    })
+}
+
+/// Writes raw keystrokes outside the input lock, as a person typing at the
+/// terminal would; they count for the keyboard-quiet wait. Not logged.
+pub async fn type_keys(terminal: &Arc<Terminal>, text: &str) -> Result<(), Refusal> {
+    check_live(terminal)?;
+    write(terminal, text.as_bytes().to_vec()).await
+}
+
+fn check_live(terminal: &Terminal) -> Result<(), Refusal> {
+    match terminal.exit() {
+        Some(exit) => Err(Refusal::Finished {
+            finished_ms: exit.finished_ms,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_guards(terminal: &Terminal, input: &Input) -> Result<(), Refusal> {
+    check_live(terminal)?;
+    let state = terminal.state();
+    if let Some(expected) = input.guard
+        && expected != state.status
+    {
+        return Err(Refusal::Mismatch {
+            expected,
+            actual: state.status,
+            status_seq: state.status_seq,
+        });
+    }
+    if state.status == Status::Blocked && !input.force {
+        return Err(Refusal::Blocked);
+    }
+    Ok(())
+}
+
+/// Waits until no input has been written for [`KEYBOARD_QUIET`]; returns
+/// whether it had to wait at all.
+async fn wait_for_quiet_keyboard(terminal: &Terminal) -> Result<bool, Refusal> {
+    let deadline = Instant::now() + QUIET_WAIT_LIMIT;
+    let mut waited = false;
+    loop {
+        let Some(last_input) = terminal.state().last_input else {
+            return Ok(waited);
+        };
+        let quiet_at = last_input + KEYBOARD_QUIET;
+        let now = Instant::now();
+        if now >= quiet_at {
+            return Ok(waited);
+        }
+        if now >= deadline {
+            return Err(Refusal::Busy);
+        }
+        tokio::time::sleep_until(quiet_at.min(deadline).into()).await;
+        waited = true;
+    }
+}
+
+/// One write of the whole payload; stamps the keyboard's last-input time.
+async fn write(terminal: &Arc<Terminal>, payload: Vec<u8>) -> Result<(), Refusal> {
+    if let Backend::Pty(_) = terminal.backend {
+        let writer = Arc::clone(terminal);
+        let written = tokio::task::spawn_blocking(move || match &writer.backend {
+            Backend::Pty(program) => program.write_all(&payload),
+            Backend::Sink => Ok(()),
+        })
+        .await
+        .map_err(|error| Refusal::Failed(format!("input writer stopped: {error}")))?;
+        written.map_err(|error| Refusal::Failed(format!("writing input failed: {error}")))?;
+    }
+    terminal.state().last_input = Some(Instant::now());
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! The hc methods (contract §2 and §4): one connection's handshake state,
+//! and one function per method from decoded params to a result or a wire
+//! error. Framing, faults and sockets are left to `framing`, `faults` and
+//! `server`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::framing::{Call, decode};
+use crate::input::{self, Input, Refusal};
+use crate::sim::Sim;
+use crate::terminal::Terminal;
+use crate::wire::{
+    FRAMING_PLAIN, GENERATION, GetParams, HC_VERSION, HelloParams, HelloResult, ListParams,
+    ListResult, MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult,
+    TERMINAL_COLS, TERMINAL_ROWS,
+};
+
+/// Per-connection protocol state.
+#[derive(Debug, Default)]
+pub struct Session {
+    greeted: bool,
+}
+
+/// Answers one call on a connection.
+pub async fn answer(
+    sim: &Sim,
+    session: &mut Session,
+    method: Option<Method>,
+    call: &Call,
+) -> Result<Value, RpcError> {
+    match (method, session.greeted) {
+        (Some(Method::Hello), false) => {
+            let result = hello(sim, call)?;
+            session.greeted = true;
+            Ok(result)
+        }
+        (Some(Method::Hello), true) => Err(RpcError::invalid_request(format!(
+            "{} was already answered on this connection",
+            Method::Hello.name()
+        ))),
+        (_, false) => Err(RpcError::handshake_required()),
+        (None, true) => Err(RpcError::method_not_found(&call.method)),
+        (Some(Method::List), true) => list(sim, call),
+        (Some(Method::Get), true) => get(sim, call),
+        (Some(Method::Read), true) => read(sim, call),
+        (Some(Method::Send), true) => send(sim, call).await,
+    }
+}
+
+fn hello(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    let params: HelloParams = decode(&call.params)?;
+    if params.generation != GENERATION as i64 {
+        return Err(RpcError::unsupported_generation());
+    }
+    if params.framing != FRAMING_PLAIN {
+        return Err(RpcError::invalid_params(format!(
+            "framing `{}` is not supported; generation {GENERATION} speaks only `{FRAMING_PLAIN}`",
+            params.framing
+        )));
+    }
+    let identity = &sim.identity;
+    to_value(HelloResult {
+        core_id: &identity.core_id,
+        version: HC_VERSION,
+        generation: GENERATION,
+        framing: FRAMING_PLAIN,
+        pid: identity.pid,
+        started_ms: identity.started_ms,
+    })
+}
+
+fn list(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    let params: ListParams = decode(&call.params)?;
+    let terminals = sim
+        .registry
+        .list(params.include_finished)
+        .iter()
+        .map(|terminal| terminal.record())
+        .collect();
+    to_value(ListResult { terminals })
+}
+
+fn get(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    let params: GetParams = decode(&call.params)?;
+    to_value(find(sim, &params.address)?.record())
+}
+
+fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    let params: ReadParams = decode(&call.params)?;
+    let terminal = find(sim, &params.address)?;
+    let screen = terminal.read(params.lines);
+    to_value(ReadResult {
+        address: terminal.address.clone(),
+        created_ms: terminal.created_ms,
+        text: screen.text,
+        complete: screen.complete,
+        rows: TERMINAL_ROWS,
+        cols: TERMINAL_COLS,
+        status: screen.status,
+        status_seq: screen.status_seq,
+    })
+}
+
+async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+    let params: SendParams = decode(&call.params)?;
+    if params.text.len() > MAX_TEXT_BYTES {
+        return Err(RpcError::invalid_params(format!(
+            "text is {} bytes; hc accepts at most {MAX_TEXT_BYTES}",
+            params.text.len()
+        )));
+    }
+    let terminal = find(sim, &params.address)?;
+    let input = Input {
+        text: params.text,
+        submit: params.submit,
+        guard: params.guard.map(|guard| guard.status()),
+        force: params.force,
+    };
+    let accepted = input::send(&terminal, &input, sim.input_log.as_ref())
+        .await
+        .map_err(|refusal| refusal_error(&terminal.address, refusal))?;
+    to_value(SendResult {
+        address: terminal.address.clone(),
+        created_ms: terminal.created_ms,
+        accepted: true,
+        status: accepted.status,
+        status_seq: accepted.status_seq,
+    })
+}
+
+/// The wire error for a send (or keystrokes) that did not complete.
+pub fn refusal_error(address: &str, refusal: Refusal) -> RpcError {
+    match refusal {
+        Refusal::Finished { finished_ms } => RpcError::finished(address, finished_ms),
+        Refusal::Mismatch {
+            expected,
+            actual,
+            status_seq,
+        } => RpcError::status_mismatch(address, expected, actual, status_seq),
+        Refusal::Blocked => RpcError::blocked(address),
+        Refusal::Busy => RpcError::busy(address),
+        Refusal::Failed(detail) => RpcError::internal(detail),
+    }
+}
+
+/// The terminal at `address`, live or finished.
+pub fn find(sim: &Sim, address: &str) -> Result<Arc<Terminal>, RpcError> {
+    sim.registry
+        .get(address)
+        .ok_or_else(|| RpcError::not_found(address))
+}
+
+fn to_value(result: impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(result).map_err(|error| RpcError::internal(error.to_string()))
+}

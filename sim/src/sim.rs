@@ -1,0 +1,221 @@
+//! The simulated hc core: its identity (core_id, pid, started_ms), its
+//! terminals, the faults and counters in force, and the lifecycle of
+//! terminals (spawn, kill, remove, shut down). The sockets that expose it
+//! live in `server` and `control`.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::clock::unix_ms;
+use crate::faults::{Fault, FaultSet};
+use crate::input_log::InputLog;
+use crate::pty::{self, ProgramSpec};
+use crate::registry::Registry;
+use crate::stats::Stats;
+use crate::terminal::{Backend, Terminal};
+use crate::wire::{self, Status};
+
+/// How long a new program may take to show signs of life (the agent's first
+/// status report, the shell's first output) before it is served anyway.
+const STARTUP_WAIT: Duration = Duration::from_secs(10);
+/// How long `kill` waits for the killed program to be reaped.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// Who the core is, fixed for the process's life.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// A new UUID v4 per start.
+    pub core_id: String,
+    pub pid: u32,
+    pub started_ms: u64,
+}
+
+/// What kind of terminal to create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminalKind {
+    /// The scripted agent (`hc-sim agent`) in a PTY.
+    Agent,
+    /// `/bin/sh` in a PTY.
+    Shell,
+    /// A record with no program (status idle, input dropped).
+    Idle,
+}
+
+/// Everything the core needs from the command line.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// The program run as the agent, with `agent --delay-ms MS`.
+    pub agent_program: PathBuf,
+    pub agent_delay: Duration,
+    pub shell_program: PathBuf,
+    /// The cwd of every program, and of every record.
+    pub cwd: PathBuf,
+    pub input_log: Option<PathBuf>,
+    pub faults: Vec<Fault>,
+    pub slow_reply: Duration,
+}
+
+pub struct Sim {
+    pub identity: Identity,
+    pub registry: Registry,
+    pub faults: FaultSet,
+    pub stats: Arc<Stats>,
+    pub input_log: Option<InputLog>,
+    pub slow_reply: Duration,
+    options: SimOptions,
+}
+
+impl Sim {
+    pub fn new(options: SimOptions) -> io::Result<Sim> {
+        let input_log = options
+            .input_log
+            .as_deref()
+            .map(InputLog::open)
+            .transpose()?;
+        Ok(Sim {
+            identity: Identity {
+                core_id: uuid::Uuid::new_v4().to_string(),
+                pid: std::process::id(),
+                started_ms: unix_ms(),
+            },
+            registry: Registry::default(),
+            faults: FaultSet::new(options.faults.clone()),
+            stats: Arc::default(),
+            input_log,
+            slow_reply: options.slow_reply,
+            options,
+        })
+    }
+
+    /// Creates a terminal and returns once its program showed signs of life
+    /// (or [`STARTUP_WAIT`] passed).
+    pub async fn spawn(&self, kind: TerminalKind) -> io::Result<Arc<Terminal>> {
+        let terminal = self.spawn_started(kind)?;
+        wait_started(&terminal, kind).await;
+        Ok(terminal)
+    }
+
+    /// Creates `count` terminals of a kind, starting them all before waiting.
+    pub async fn spawn_many(&self, kind: TerminalKind, count: usize) -> io::Result<()> {
+        let terminals = (0..count)
+            .map(|_| self.spawn_started(kind))
+            .collect::<io::Result<Vec<_>>>()?;
+        for terminal in &terminals {
+            wait_started(terminal, kind).await;
+        }
+        Ok(())
+    }
+
+    /// Creates a terminal without waiting for its program.
+    fn spawn_started(&self, kind: TerminalKind) -> io::Result<Arc<Terminal>> {
+        let slot = self.registry.reserve();
+        let cwd = self.options.cwd.display().to_string();
+        let spec = match kind {
+            TerminalKind::Idle => {
+                let terminal = Terminal::idle_record(slot.address.clone(), slot.created_ms, cwd);
+                let terminal = Arc::new(terminal);
+                self.registry.insert(&slot, Arc::clone(&terminal));
+                return Ok(terminal);
+            }
+            TerminalKind::Agent => ProgramSpec {
+                path: self.options.agent_program.clone(),
+                args: vec![
+                    "agent".into(),
+                    "--delay-ms".into(),
+                    self.options.agent_delay.as_millis().to_string(),
+                ],
+                cwd: self.options.cwd.clone(),
+            },
+            TerminalKind::Shell => ProgramSpec {
+                path: self.options.shell_program.clone(),
+                args: Vec::new(),
+                cwd: self.options.cwd.clone(),
+            },
+        };
+        let (program, reader) = match pty::spawn(&spec) {
+            Ok(started) => started,
+            Err(error) => {
+                self.registry.release(slot);
+                return Err(io::Error::other(format!(
+                    "cannot start {}: {error}",
+                    spec.path.display()
+                )));
+            }
+        };
+        let terminal = Arc::new(Terminal::with_program(
+            slot.address.clone(),
+            slot.created_ms,
+            cwd,
+            spec.basename(),
+            Backend::Pty(program),
+        ));
+        if let Err(error) = pty::start_threads(Arc::clone(&terminal), reader) {
+            terminal.kill();
+            self.registry.release(slot);
+            return Err(error);
+        }
+        self.registry.insert(&slot, Arc::clone(&terminal));
+        Ok(terminal)
+    }
+
+    /// Kills a terminal's program and waits until its record shows it
+    /// finished; false if that did not happen in time.
+    pub async fn kill(&self, terminal: &Terminal) -> bool {
+        terminal.kill();
+        terminal
+            .wait_for(KILL_WAIT, |state| state.exit.is_some())
+            .await
+    }
+
+    /// Removes a terminal entirely (killing a live program); its address
+    /// becomes free.
+    pub fn remove(&self, address: &str) -> Option<Arc<Terminal>> {
+        let terminal = self.registry.remove(address)?;
+        terminal.kill();
+        Some(terminal)
+    }
+
+    /// Kills every live program and reaps it (waiting at most [`KILL_WAIT`]
+    /// in all), so none is left behind as a zombie.
+    pub async fn shutdown(&self) {
+        let live = self.registry.list(false);
+        for terminal in &live {
+            terminal.kill();
+        }
+        let deadline = tokio::time::Instant::now() + KILL_WAIT;
+        for terminal in &live {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            terminal.wait_for(left, |state| state.exit.is_some()).await;
+        }
+    }
+
+    /// Params of the notification line the `notification` fault injects:
+    /// the newest terminal's status, or a made-up one if there is none.
+    pub fn status_notification(&self) -> serde_json::Value {
+        match self.registry.list(true).pop() {
+            Some(terminal) => {
+                let record = terminal.record();
+                wire::status_notification_params(&record.address, record.status, record.status_seq)
+            }
+            None => wire::status_notification_params("t1", Status::Idle, 1),
+        }
+    }
+}
+
+async fn wait_started(terminal: &Terminal, kind: TerminalKind) {
+    terminal
+        .wait_for(STARTUP_WAIT, |state| {
+            state.exit.is_some()
+                || match kind {
+                    TerminalKind::Agent => state.status != Status::Unknown,
+                    TerminalKind::Shell => state.output_bytes > 0,
+                    TerminalKind::Idle => true,
+                }
+        })
+        .await;
+}

@@ -1,0 +1,314 @@
+//! One terminal: its identity (address, created_ms), what it shows (a VT
+//! screen fed through the OSC filter), what its program reported (status,
+//! status_seq, program name), whether that program has exited, and its input
+//! lock. How programs are started lives in `pty`; how input is written under
+//! the lock lives in `input`.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::clock::unix_ms;
+use crate::osc::{OscFilter, StatusReport};
+use crate::pty::PtyProgram;
+use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
+
+/// Scrollback kept per PTY terminal for `terminal.read` with `lines > 0`.
+const SCROLLBACK_LINES: usize = 1000;
+/// Exit code recorded for a SIGKILL death (`128 + 9`, as a shell reports it).
+const KILLED_EXIT_CODE: i32 = 137;
+/// Program name of the lightweight records `--idle-records` creates.
+pub const IDLE_RECORD_PROGRAM: &str = "idle-record";
+
+/// Where a terminal's input goes.
+pub enum Backend {
+    /// A real program in a PTY.
+    Pty(PtyProgram),
+    /// No program: input is accepted and dropped (idle records).
+    Sink,
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    pub finished_ms: u64,
+    pub exit_code: i32,
+}
+
+/// The screen of a PTY terminal.
+struct Screen {
+    filter: OscFilter,
+    parser: vt100::Parser<TitleWatcher>,
+}
+
+/// Keeps the last OSC 0/2 window title the program set.
+#[derive(Default)]
+struct TitleWatcher {
+    title: Option<String>,
+}
+
+impl vt100::Callbacks for TitleWatcher {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+}
+
+/// Everything about a terminal that changes, behind one lock so a record or
+/// a read is always a consistent snapshot.
+pub struct State {
+    pub status: Status,
+    pub status_seq: u64,
+    /// The program name: the spawned binary's basename until a report
+    /// carries `;program=`.
+    pub program: String,
+    pub exit: Option<Exit>,
+    /// When input was last written, for the keyboard-quiet wait.
+    pub last_input: Option<Instant>,
+    /// Bytes of output seen so far.
+    pub output_bytes: u64,
+    screen: Option<Screen>,
+}
+
+/// A snapshot of the screen for `terminal.read`.
+pub struct ScreenText {
+    pub text: String,
+    pub complete: bool,
+    pub status: Status,
+    pub status_seq: u64,
+}
+
+pub struct Terminal {
+    pub address: String,
+    pub created_ms: u64,
+    pub cwd: String,
+    pub backend: Backend,
+    state: Mutex<State>,
+    /// Serializes input to this terminal; held from the guard check through
+    /// the write (contract §4).
+    pub input_lock: tokio::sync::Mutex<()>,
+    /// Bumped on every output chunk and on exit, so waiters need not poll.
+    changes: watch::Sender<u64>,
+}
+
+impl Terminal {
+    /// A terminal whose program has not reported yet.
+    pub fn with_program(
+        address: String,
+        created_ms: u64,
+        cwd: String,
+        program: String,
+        backend: Backend,
+    ) -> Self {
+        let parser = vt100::Parser::new_with_callbacks(
+            TERMINAL_ROWS.try_into().expect("rows are nonzero"),
+            TERMINAL_COLS.try_into().expect("cols are nonzero"),
+            SCROLLBACK_LINES,
+            TitleWatcher::default(),
+        );
+        let state = State {
+            status: Status::Unknown,
+            status_seq: 0,
+            program,
+            exit: None,
+            last_input: None,
+            output_bytes: 0,
+            screen: Some(Screen {
+                filter: OscFilter::default(),
+                parser,
+            }),
+        };
+        Self::new(address, created_ms, cwd, backend, state)
+    }
+
+    /// A lightweight idle record: no program, no screen, status `idle`.
+    pub fn idle_record(address: String, created_ms: u64, cwd: String) -> Self {
+        let state = State {
+            status: Status::Idle,
+            status_seq: 1,
+            program: IDLE_RECORD_PROGRAM.to_string(),
+            exit: None,
+            last_input: None,
+            output_bytes: 0,
+            screen: None,
+        };
+        Self::new(address, created_ms, cwd, Backend::Sink, state)
+    }
+
+    fn new(address: String, created_ms: u64, cwd: String, backend: Backend, state: State) -> Self {
+        Terminal {
+            address,
+            created_ms,
+            cwd,
+            backend,
+            state: Mutex::new(state),
+            input_lock: tokio::sync::Mutex::new(()),
+            changes: watch::Sender::new(0),
+        }
+    }
+
+    /// The terminal's state. A panic elsewhere never makes it unreadable.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn record(&self) -> Record {
+        let state = self.state();
+        let title = state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.parser.callbacks().title.clone())
+            .unwrap_or_else(|| state.program.clone());
+        Record {
+            address: self.address.clone(),
+            created_ms: self.created_ms,
+            finished_ms: state.exit.map(|exit| exit.finished_ms),
+            exit_code: state.exit.map(|exit| exit.exit_code),
+            status: state.status,
+            status_seq: state.status_seq,
+            title,
+            cwd: self.cwd.clone(),
+            program: state.program.clone(),
+            submit_key: SUBMIT_KEY_ENTER,
+            rows: TERMINAL_ROWS,
+            cols: TERMINAL_COLS,
+        }
+    }
+
+    pub fn exit(&self) -> Option<Exit> {
+        self.state().exit
+    }
+
+    /// Feeds one chunk of program output through the filter and the parser.
+    pub fn apply_output(&self, chunk: &[u8]) {
+        {
+            let mut state = self.state();
+            let Some(screen) = state.screen.as_mut() else {
+                return;
+            };
+            let (mut bytes, mut reports) = (Vec::with_capacity(chunk.len()), Vec::new());
+            screen.filter.feed(chunk, &mut bytes, &mut reports);
+            screen.parser.process(&bytes);
+            for report in reports {
+                state.apply_report(report);
+            }
+            state.output_bytes += chunk.len() as u64;
+        }
+        self.notify_change();
+    }
+
+    /// Wakes everyone in [`Terminal::wait_for`].
+    pub fn notify_change(&self) {
+        self.changes.send_modify(|generation| *generation += 1);
+    }
+
+    /// Kills the program with SIGKILL; an idle record finishes at once, as
+    /// if it had been. Nothing happens to a finished terminal.
+    pub fn kill(&self) {
+        let mut state = self.state();
+        if state.exit.is_some() {
+            return;
+        }
+        match &self.backend {
+            Backend::Pty(program) => program.kill(),
+            Backend::Sink => {
+                state.exit = Some(Exit {
+                    finished_ms: unix_ms().max(self.created_ms),
+                    exit_code: KILLED_EXIT_CODE,
+                });
+                drop(state);
+                self.notify_change();
+            }
+        }
+    }
+
+    /// True when the program enabled bracketed paste (mode 2004).
+    pub fn bracketed_paste(&self) -> bool {
+        let state = self.state();
+        state
+            .screen
+            .as_ref()
+            .is_some_and(|screen| screen.parser.screen().bracketed_paste())
+    }
+
+    /// The screen as `terminal.read` returns it: each row's trailing blanks
+    /// trimmed, trailing empty rows dropped, rows joined by `\n`; with
+    /// `lines > 0`, up to that many scrollback lines come first.
+    pub fn read(&self, lines: u64) -> ScreenText {
+        let mut state = self.state();
+        let (status, status_seq) = (state.status, state.status_seq);
+        let Some(screen) = state.screen.as_mut() else {
+            return ScreenText {
+                text: String::new(),
+                complete: true,
+                status,
+                status_seq,
+            };
+        };
+        let mut rows = scrollback_rows(screen.parser.screen_mut(), lines);
+        rows.extend(visible_rows(screen.parser.screen()));
+        while rows.last().is_some_and(String::is_empty) {
+            rows.pop();
+        }
+        ScreenText {
+            text: rows.join("\n"),
+            complete: !screen.filter.synchronized(),
+            status,
+            status_seq,
+        }
+    }
+
+    /// Waits until `condition` holds on the state or `timeout` passes;
+    /// returns whether it held.
+    pub async fn wait_for(&self, timeout: Duration, condition: impl Fn(&State) -> bool) -> bool {
+        let mut changes = self.changes.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if condition(&self.state()) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return condition(&self.state()),
+            }
+        }
+    }
+}
+
+impl State {
+    fn apply_report(&mut self, report: StatusReport) {
+        if report.status != self.status {
+            self.status = report.status;
+            self.status_seq += 1;
+        }
+        if let Some(program) = report.program {
+            self.program = program;
+        }
+    }
+}
+
+fn visible_rows(screen: &vt100::Screen) -> impl Iterator<Item = String> + '_ {
+    screen
+        .rows(0, TERMINAL_COLS)
+        .map(|row| row.trim_end().to_string())
+}
+
+/// Up to `lines` of the newest scrollback, oldest first. Scrolling the view
+/// is how `vt100` exposes history; the view is put back before returning.
+fn scrollback_rows(screen: &mut vt100::Screen, lines: u64) -> Vec<String> {
+    let wanted = usize::try_from(lines).unwrap_or(usize::MAX);
+    let available = screen.scrollback_len().min(wanted);
+    let page = usize::from(TERMINAL_ROWS);
+    let mut rows = Vec::with_capacity(available);
+    let mut offset = available;
+    while offset > 0 {
+        screen.set_scrollback(offset);
+        let take = offset.min(page);
+        rows.extend(visible_rows(screen).take(take));
+        offset -= take;
+    }
+    screen.set_scrollback(0);
+    rows
+}

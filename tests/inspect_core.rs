@@ -1,0 +1,170 @@
+//! `inspect-core` and the command line: output, exit codes, one-line errors.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use herdr_core_mcp::hc::HcClient;
+use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
+use herdr_core_mcp::inspect::render_table;
+use serde_json::{Value, json};
+
+use crate::core_client::wait_status;
+use crate::support::{Sim, SimOptions, run_adapter, write_config};
+
+fn one_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one line on stderr, got {stderr:?}"
+    );
+    lines[0]
+}
+
+#[tokio::test]
+async fn the_table_shows_handshake_facts_and_every_lifetime() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        shells: 1,
+        idle_records: 2,
+        ..SimOptions::default()
+    });
+    let client = HcClient::new(&sim.socket, Duration::from_secs(5));
+    wait_status(&client, "t1", TerminalStatus::Idle).await;
+    sim.control("kill", json!({"address": "t2"}));
+    let listed = client.list(true).await.unwrap();
+    // Pin what varies between runs (ids, clocks, paths); keep everything else.
+    let hello = Hello {
+        core_id: "c8d1f0a2-0000-4000-8000-000000000000".into(),
+        pid: 4242,
+        started_ms: 1_764_480_000_000,
+        ..(*listed.core).clone()
+    };
+    let mut terminals = listed.value;
+    for (i, t) in terminals.iter_mut().enumerate() {
+        t.created_ms = 1_764_480_000_123 + i as i64 * 1_000;
+        t.finished_ms = t.finished_ms.map(|_| 1_764_480_060_000);
+        t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
+    }
+    insta::assert_snapshot!(render_table(&hello, &terminals));
+
+    let config = sim.config(json!({}));
+    let (code, stdout, stderr) =
+        run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(&sim.core_id), "{stdout}");
+    for address in ["t1", "t2", "t3", "t4"] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(address)),
+            "{address} missing:\n{stdout}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn json_output_carries_the_facts_and_full_records() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        idle_records: 3,
+        ..SimOptions::default()
+    });
+    let config = sim.config(json!({}));
+    let (code, stdout, stderr) = run_adapter(
+        &[
+            "inspect-core",
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).expect("JSON on stdout");
+    assert_eq!(doc["core_id"], sim.core_id.as_str());
+    assert_eq!(doc["version"], "0.1.15");
+    assert_eq!(doc["generation"], 1);
+    assert_eq!(doc["framing"], "plain");
+    assert!(doc["pid"].as_u64().unwrap() > 0 && doc["started_ms"].as_i64().unwrap() > 0);
+    let terminals = doc["terminals"].as_array().unwrap();
+    assert_eq!(terminals.len(), 4);
+    for field in [
+        "address",
+        "created_ms",
+        "finished_ms",
+        "exit_code",
+        "status",
+        "status_seq",
+        "title",
+        "cwd",
+        "program",
+        "submit_key",
+        "rows",
+        "cols",
+    ] {
+        assert!(
+            terminals[0].get(field).is_some(),
+            "{field} missing in {}",
+            terminals[0]
+        );
+    }
+}
+
+#[test]
+fn config_errors_exit_2_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("absent.json");
+    let misspelt = write_config(
+        dir.path(),
+        &json!({"socketPath": "/run/hc.sock", "sendmode": "normal"}),
+    );
+    let writable = write_config(dir.path(), &json!({"socketPath": "/run/hc.sock"}));
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for (config, needle) in [
+        (&missing, "cannot read config"),
+        (&misspelt, "sendmode"),
+        (&writable, "chmod 600"),
+    ] {
+        let (code, stdout, stderr) =
+            run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(one_line(&stderr).contains(needle), "{stderr}");
+    }
+}
+
+#[test]
+fn an_absent_core_exits_1_naming_the_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("hc.sock");
+    let config = write_config(dir.path(), &json!({"socketPath": socket}));
+    let (code, stdout, stderr) =
+        run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    let line = one_line(&stderr);
+    assert!(
+        line.contains(&socket.display().to_string()) && line.contains("socketPath"),
+        "{line}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_and_version_exit_0() {
+    let (code, _, stderr) = run_adapter(&["inspect-core", "--bogus"], &[]);
+    assert_eq!(code, 2);
+    assert!(one_line(&stderr).contains("--bogus"), "{stderr}");
+    let (code, _, _) = run_adapter(&[], &[]);
+    assert_eq!(code, 2);
+    let (code, stdout, _) = run_adapter(&["--help"], &[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("inspect-core") && stdout.contains("serve"));
+    let (code, stdout, _) = run_adapter(&["serve", "--help"], &[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("--config"));
+    let (code, stdout, _) = run_adapter(&["--version"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout.trim(),
+        format!("herdr-core-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -1,0 +1,140 @@
+//! MCP clients for tests: rmcp's own client driving the real adapter binary,
+//! over stdio (a child process) or Streamable HTTP (with the bearer token).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+use super::adapter_bin;
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// A token that passes the adapter's checks; tests only.
+pub const TEST_TOKEN: &str = "Zq8vN2xR5tB7wK1mP4sD9fH3jL6cV0gY";
+
+/// The adapter over stdio, its stderr kept in `stderr_log`.
+pub async fn stdio(config: &Path, stderr_log: &Path) -> Client {
+    let stderr = std::fs::File::create(stderr_log).expect("stderr log");
+    let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
+        c.arg("serve")
+            .arg("--config")
+            .arg(config)
+            .env("RUST_LOG", "info");
+    });
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::from(stderr))
+        .spawn()
+        .expect("spawn the adapter");
+    ().serve(transport)
+        .await
+        .expect("MCP initialize over stdio")
+}
+
+/// A running `serve` over HTTP (a child process), with its port.
+pub struct HttpAdapter {
+    pub child: tokio::process::Child,
+    pub port: u16,
+    pub stderr_log: PathBuf,
+}
+
+impl HttpAdapter {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// An rmcp streamable-HTTP client session with the token.
+    pub async fn client(&self) -> Client {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(self.url()).auth_header(TEST_TOKEN);
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .expect("MCP initialize over HTTP")
+    }
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind port 0")
+        .port()
+}
+
+/// Starts `serve` for an http config and waits until it accepts connections.
+pub async fn http(config: &Path, port: u16, stderr_log: &Path) -> HttpAdapter {
+    let stderr = std::fs::File::create(stderr_log).expect("stderr log");
+    let child = tokio::process::Command::new(adapter_bin())
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .env("HERDR_MCP_TOKEN", TEST_TOKEN)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(stderr))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the adapter");
+    super::eventually("the HTTP adapter to listen", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    })
+    .await;
+    HttpAdapter {
+        child,
+        port,
+        stderr_log: stderr_log.to_owned(),
+    }
+}
+
+/// Calls a tool and returns its result (tool-level errors included).
+pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+    tokio::time::timeout(Duration::from_secs(30), client.call_tool(params))
+        .await
+        .expect("tool call finished in time")
+        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+}
+
+/// Calls a tool expecting a protocol-level error; returns its message.
+pub async fn call_err(client: &Client, tool: &str, args: Value) -> String {
+    let Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+    match client.call_tool(params).await {
+        Ok(result) => panic!("{tool} succeeded unexpectedly: {result:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The structured content of a result.
+pub fn structured(result: &CallToolResult) -> &Value {
+    result
+        .structured_content
+        .as_ref()
+        .unwrap_or_else(|| panic!("no structuredContent in {result:?}"))
+}
+
+/// The text rendering of a result.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
