@@ -152,8 +152,21 @@ impl Simulator {
 }
 
 impl Drop for Simulator {
+    /// SIGTERM first, so the simulator reaps its own programs; SIGKILL if it
+    /// has not exited by the deadline.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signals our own, not yet reaped, child process.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + DEADLINE;
+            while let Ok(None) = self.child.try_wait() {
+                if Instant::now() >= deadline {
+                    let _ = self.child.kill();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.child.wait();
     }
 }
