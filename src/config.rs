@@ -385,6 +385,15 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_examples_are_valid() {
+        let stdio = parse(include_str!("../examples/config.stdio.json")).unwrap();
+        assert_eq!(stdio.transport, Transport::Stdio);
+        assert_eq!(stdio.send_allowlist.len(), 1);
+        let http = parse(include_str!("../examples/config.http.json")).unwrap();
+        assert!(matches!(http.transport, Transport::Http(HttpConfig { port: 8765, .. })));
+    }
+
+    #[test]
     fn http_defaults_pin_hosts_to_the_port() {
         let config =
             parse(r#"{"socketPath": "/a", "transport": "http", "http": {"port": 9000}}"#).unwrap();
