@@ -390,7 +390,10 @@ mod tests {
         assert_eq!(stdio.transport, Transport::Stdio);
         assert_eq!(stdio.send_allowlist.len(), 1);
         let http = parse(include_str!("../examples/config.http.json")).unwrap();
-        assert!(matches!(http.transport, Transport::Http(HttpConfig { port: 8765, .. })));
+        assert!(matches!(
+            http.transport,
+            Transport::Http(HttpConfig { port: 8765, .. })
+        ));
     }
 
     #[test]
