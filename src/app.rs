@@ -16,6 +16,8 @@ pub struct App {
     config: RwLock<Arc<Config>>,
     pub cursor_key: CursorKey,
     pub send_locks: Arc<SendLocks>,
+    /// Shares of the pool that `wait_for_status` polls may use at once.
+    pub wait_permits: tokio::sync::Semaphore,
 }
 
 impl App {
@@ -25,6 +27,9 @@ impl App {
             config: RwLock::new(Arc::new(config)),
             cursor_key: CursorKey::random(),
             send_locks: Arc::default(),
+            wait_permits: tokio::sync::Semaphore::new(
+                crate::tools::wait_for_status::POLL_CONNECTIONS,
+            ),
         }
     }
 

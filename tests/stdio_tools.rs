@@ -13,7 +13,7 @@ use herdr_core_mcp::hc::wire::TerminalStatus;
 use serde_json::{Value, json};
 
 use crate::core_client::wait_status;
-use crate::support::mcp::{self, Client, call, call_err, is_error, structured, text};
+use crate::support::mcp::{self, Client, call, call_invalid, is_error, structured, text};
 use crate::support::{Sim, SimOptions, adapter_bin};
 
 /// A simulator, a direct core client for arranging terminal states, and the
@@ -417,7 +417,7 @@ async fn a_cursor_from_another_core_or_forged_is_refused() {
         message.contains("cursor_from_other_core") && message.contains(&sim.core_id),
         "{message}"
     );
-    let bad_limit = call_err(&client, "list_sessions", json!({"limit": 101})).await;
+    let bad_limit = call_invalid(&client, "list_sessions", json!({"limit": 101})).await;
     assert!(bad_limit.contains("limit"), "{bad_limit}");
 }
 
@@ -484,7 +484,7 @@ async fn read_output_truncation_never_splits_a_character() {
     )
     .await;
     assert!(is_error(&mismatch) && text(&mismatch).contains("lifetime_mismatch"));
-    let bad = call_err(
+    let bad = call_invalid(
         &world.client,
         "read_output",
         json!({"address": "t1", "max_chars": 0}),

@@ -4,5 +4,7 @@
 mod support;
 
 mod core_client;
+mod http_transport;
 mod inspect_core;
 mod stdio_tools;
+mod wait_tools;

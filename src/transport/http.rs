@@ -3,9 +3,11 @@
 //! Every request crosses the gate in this order: `Host` and `Origin` (403),
 //! the two unauthenticated well-known answers (404, no challenge), bearer
 //! authentication (401 + `WWW-Authenticate: Bearer`), the request rate
-//! limit (429), then routing. Behind the gate: a concurrency limit, a body
-//! cap of 64 KiB (413, also when chunked) and a body read timeout; the
-//! accept loop caps connections and the header read time.
+//! limit (429), then routing. A declared body over 64 KiB is refused (413)
+//! before it is read; the MCP service caps bodies without a length (chunked)
+//! at the same 64 KiB while reading. Behind the gate: a concurrency limit
+//! and a body read timeout; the accept loop caps connections and the header
+//! read time.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroU32;
@@ -18,7 +20,7 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::header::{AUTHORIZATION, CACHE_CONTROL, HOST, ORIGIN, WWW_AUTHENTICATE};
+use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -29,7 +31,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::limit::ConcurrencyLimitLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use super::auth::BearerToken;
@@ -163,7 +164,6 @@ pub fn router(
     Router::new()
         .route_service(MCP_PATH, mcp)
         .fallback(|| async { StatusCode::NOT_FOUND })
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT))
         .layer(ConcurrencyLimitLayer::new(MAX_IN_FLIGHT))
         .layer(middleware::from_fn_with_state(gate, gate_request))
@@ -198,6 +198,9 @@ impl Gate {
         }
         if !self.authenticated(request.headers()) {
             return Err(Refusal::Unauthorized);
+        }
+        if declared_too_large(request.headers()) {
+            return Err(Refusal::PayloadTooLarge);
         }
         if self.limiter.check().is_err() {
             return Err(Refusal::TooManyRequests);
@@ -255,6 +258,17 @@ fn single(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&Header
     values.next().is_none().then_some(first)
 }
 
+/// A declared `Content-Length` over the cap is refused before any of the body
+/// is read; bodies without one (chunked) are capped by the MCP service while
+/// it reads them.
+fn declared_too_large(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|len| len > MAX_BODY_BYTES as u64)
+}
+
 fn is_well_known(request: &Request) -> bool {
     matches!(*request.method(), Method::GET | Method::HEAD)
         && WELL_KNOWN_PATHS.contains(&request.uri().path())
@@ -265,6 +279,7 @@ enum Refusal {
     Forbidden,
     NotFound,
     Unauthorized,
+    PayloadTooLarge,
     TooManyRequests,
 }
 
@@ -274,6 +289,7 @@ impl IntoResponse for Refusal {
             Refusal::Forbidden => StatusCode::FORBIDDEN,
             Refusal::NotFound => StatusCode::NOT_FOUND,
             Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
+            Refusal::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Refusal::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
         };
         let mut response = (code, Body::empty()).into_response();

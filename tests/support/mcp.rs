@@ -21,6 +21,15 @@ pub const TEST_TOKEN: &str = "Zq8vN2xR5tB7wK1mP4sD9fH3jL6cV0gY";
 
 /// The adapter over stdio, its stderr kept in `stderr_log`.
 pub async fn stdio(config: &Path, stderr_log: &Path) -> Client {
+    stdio_with((), config, stderr_log).await
+}
+
+/// The adapter over stdio with a client handler of the test's own.
+pub async fn stdio_with<H: rmcp::ClientHandler>(
+    handler: H,
+    config: &Path,
+    stderr_log: &Path,
+) -> RunningService<RoleClient, H> {
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
     let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
         c.arg("serve")
@@ -32,7 +41,8 @@ pub async fn stdio(config: &Path, stderr_log: &Path) -> Client {
         .stderr(Stdio::from(stderr))
         .spawn()
         .expect("spawn the adapter");
-    ().serve(transport)
+    handler
+        .serve(transport)
         .await
         .expect("MCP initialize over stdio")
 }
@@ -94,7 +104,11 @@ pub async fn http(config: &Path, port: u16, stderr_log: &Path) -> HttpAdapter {
 }
 
 /// Calls a tool and returns its result (tool-level errors included).
-pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let Value::Object(args) = args else {
         panic!("tool arguments must be an object")
     };
@@ -105,16 +119,16 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
         .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
 }
 
-/// Calls a tool expecting a protocol-level error; returns its message.
-pub async fn call_err(client: &Client, tool: &str, args: Value) -> String {
-    let Value::Object(args) = args else {
-        panic!("tool arguments must be an object")
-    };
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-    match client.call_tool(params).await {
-        Ok(result) => panic!("{tool} succeeded unexpectedly: {result:?}"),
-        Err(e) => e.to_string(),
-    }
+/// Calls a tool with bad arguments: expects an `isError` result without
+/// structured content; returns its text.
+pub async fn call_invalid(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args).await;
+    assert!(
+        is_error(&result),
+        "{tool} accepted bad arguments: {result:?}"
+    );
+    assert!(result.structured_content.is_none(), "{result:?}");
+    text(&result)
 }
 
 /// The structured content of a result.
