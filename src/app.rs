@@ -14,6 +14,9 @@ use crate::tools::cursor::CursorKey;
 pub struct App {
     pub client: HcClient,
     config: RwLock<Arc<Config>>,
+    /// Set while the last reload found an invalid config: sends are refused
+    /// (reads go on) until a valid file is loaded.
+    reload_error: RwLock<Option<String>>,
     pub cursor_key: CursorKey,
     pub send_locks: Arc<SendLocks>,
     /// Shares of the pool that `wait_for_status` polls may use at once.
@@ -25,6 +28,7 @@ impl App {
         App {
             client: HcClient::new(&config.socket_path, config.timeout),
             config: RwLock::new(Arc::new(config)),
+            reload_error: RwLock::new(None),
             cursor_key: CursorKey::random(),
             send_locks: Arc::default(),
             wait_permits: tokio::sync::Semaphore::new(
@@ -38,9 +42,31 @@ impl App {
         Arc::clone(&self.config.read().expect("config lock"))
     }
 
-    /// Makes `config` the one in force for calls that start after this.
+    /// Makes `config` the one in force for calls that start after this,
+    /// and lifts any reload refusal.
     pub fn replace_config(&self, config: Config) {
         *self.config.write().expect("config lock") = Arc::new(config);
+        *self.reload_error.write().expect("reload lock") = None;
+    }
+
+    /// Records that a reload found an invalid config: sends stop until a
+    /// valid one is loaded.
+    pub fn refuse_sends(&self, why: String) {
+        *self.reload_error.write().expect("reload lock") = Some(why);
+    }
+
+    /// Why sends are refused after a failed reload, if they are.
+    pub fn sends_refused(&self) -> Option<String> {
+        self.reload_error.read().expect("reload lock").clone()
+    }
+
+    /// Whether `(core_id, lifetime)` may receive input right now.
+    pub fn is_send_approved(
+        &self,
+        core_id: &str,
+        lifetime: &crate::config::TerminalLifetime,
+    ) -> bool {
+        self.sends_refused().is_none() && self.config().is_send_approved(core_id, lifetime)
     }
 }
 

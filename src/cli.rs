@@ -37,6 +37,28 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Approve the live terminal at ADDRESS for send_prompt: probes the core,
+    /// shows the terminal, and writes coreId and its (address, created_ms)
+    /// into the config. A running serve reloads on SIGHUP.
+    Allow {
+        /// The operator's JSON config, rewritten atomically.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Terminal address, e.g. t1 (see inspect-core).
+        address: String,
+    },
+    /// Remove the approvals of ADDRESS from the config. A running serve
+    /// reloads on SIGHUP.
+    Revoke {
+        /// The operator's JSON config, rewritten atomically.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Terminal address, e.g. t1.
+        address: String,
+        /// Only the lifetime with this created_ms (default: every lifetime at ADDRESS).
+        #[arg(long, value_name = "MS")]
+        created_ms: Option<i64>,
+    },
 }
 
 /// A failure of a whole command, already worded for the operator.

@@ -53,17 +53,25 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> Result<(), Failure> {
-    match command {
-        Command::Serve { config } => herdr_core_mcp::serve::run(&config).await,
+    let out = match command {
+        Command::Serve { config } => return herdr_core_mcp::serve::run(&config).await,
         Command::InspectCore { config, json } => {
-            let out = herdr_core_mcp::inspect::run(&config, json).await?;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(out.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Failure::Runtime(format!("cannot write to stdout: {e}")))
+            herdr_core_mcp::inspect::run(&config, json).await?
         }
-    }
+        Command::Allow { config, address } => {
+            herdr_core_mcp::approve::allow(&config, &address).await?
+        }
+        Command::Revoke {
+            config,
+            address,
+            created_ms,
+        } => herdr_core_mcp::approve::revoke(&config, &address, created_ms)?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Runtime(format!("cannot write to stdout: {e}")))
 }
 
 /// A small fixed pool: the adapter is I/O-bound and should stay tiny.

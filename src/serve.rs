@@ -1,9 +1,12 @@
 //! `serve`: load the config, build the shared [`App`], and run the MCP server
 //! over the configured transport until the client leaves or a signal asks
-//! us to stop. Shutdown closes only the adapter's own connections to hc.
+//! us to stop. SIGHUP reloads the config. Shutdown closes only the
+//! adapter's own connections to hc.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::app::App;
 use crate::cli::Failure;
@@ -15,6 +18,14 @@ pub async fn run(config_path: &Path) -> Result<(), Failure> {
     let transport = config.transport.clone();
     log_start(&config);
     let app = Arc::new(App::new(config));
+    // Installed before serving, so an early SIGHUP never kills the process.
+    let hangups = signal(SignalKind::hangup())
+        .map_err(|e| Failure::Runtime(format!("cannot watch SIGHUP for config reloads: {e}")))?;
+    let reloads = tokio::spawn(reload_on_hangup(
+        hangups,
+        Arc::clone(&app),
+        config_path.to_path_buf(),
+    ));
     let result = match transport {
         Transport::Stdio => transport::stdio::serve(Arc::clone(&app), shutdown_signal()).await,
         Transport::Http(http) => {
@@ -23,8 +34,62 @@ pub async fn run(config_path: &Path) -> Result<(), Failure> {
             transport::http::serve(Arc::clone(&app), &http, token, shutdown_signal()).await
         }
     };
+    reloads.abort();
     app.client.close();
     result
+}
+
+/// Reloads the config on every SIGHUP until the task is aborted.
+async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: PathBuf) {
+    while hangups.recv().await.is_some() {
+        reload(&app, &path);
+    }
+}
+
+/// A valid file takes effect for calls that start after this; an invalid
+/// one stops sends (reads go on) until a valid one is loaded. The socket,
+/// transport and timeout stay as started: changing them needs a restart.
+pub fn reload(app: &App, path: &Path) {
+    let new = match Config::load(path) {
+        Ok(new) => new,
+        Err(e) => {
+            tracing::error!(
+                "config reload failed; send_prompt is refused until a valid config is loaded: {e}"
+            );
+            app.refuse_sends(e.to_string());
+            return;
+        }
+    };
+    let current = app.config();
+    let mut needs_restart = Vec::new();
+    if new.socket_path != current.socket_path {
+        needs_restart.push("socketPath");
+    }
+    if new.transport != current.transport {
+        needs_restart.push("transport/http");
+    }
+    if new.timeout != current.timeout {
+        needs_restart.push("timeoutMs");
+    }
+    if !needs_restart.is_empty() {
+        tracing::warn!(
+            "config reload: {} changed but take effect only after a restart of serve; still using the old values",
+            needs_restart.join(", ")
+        );
+    }
+    let applied = Config {
+        socket_path: current.socket_path.clone(),
+        transport: current.transport.clone(),
+        timeout: current.timeout,
+        ..new
+    };
+    tracing::info!(
+        core_id = applied.core_id.as_deref().unwrap_or("-"),
+        send_mode = applied.send_mode.as_str(),
+        approved = applied.send_allowlist.len(),
+        "config reloaded"
+    );
+    app.replace_config(applied);
 }
 
 fn log_start(config: &Config) {
@@ -41,7 +106,6 @@ fn log_start(config: &Config) {
 
 /// Resolves on SIGTERM or SIGINT.
 pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).expect("installing a SIGTERM handler");
     let mut int = signal(SignalKind::interrupt()).expect("installing a SIGINT handler");
     tokio::select! {

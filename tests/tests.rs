@@ -3,6 +3,7 @@
 
 mod support;
 
+mod approve;
 mod core_client;
 mod http_transport;
 mod inspect_core;

@@ -84,11 +84,10 @@ pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Fa
             address: last.address.clone(),
         })
     });
-    let config = app.config();
     let sessions: Vec<Session> = page
         .iter()
         .map(|record| Session {
-            send_approved: config.is_send_approved(
+            send_approved: app.is_send_approved(
                 &core_id,
                 &TerminalLifetime {
                     address: record.address.clone(),

@@ -150,6 +150,12 @@ async fn dispatch(
     out: &mut SendPromptOutput,
 ) -> Result<(), Refusal> {
     check_text(&args.text, out.chars)?;
+    if let Some(why) = app.sends_refused() {
+        return Err(refuse(
+            "config_invalid",
+            format!("sends are off until the config is fixed and reloaded (SIGHUP): {why}"),
+        ));
+    }
     let Some(core_id) = config.core_id.as_deref() else {
         return Err(refuse(
             "no_core_id",

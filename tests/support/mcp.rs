@@ -30,6 +30,15 @@ pub async fn stdio_with<H: rmcp::ClientHandler>(
     config: &Path,
     stderr_log: &Path,
 ) -> RunningService<RoleClient, H> {
+    stdio_process(handler, config, stderr_log).await.0
+}
+
+/// The adapter over stdio, and its process id (to signal it).
+pub async fn stdio_process<H: rmcp::ClientHandler>(
+    handler: H,
+    config: &Path,
+    stderr_log: &Path,
+) -> (RunningService<RoleClient, H>, u32) {
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
     let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
         c.arg("serve")
@@ -41,10 +50,12 @@ pub async fn stdio_with<H: rmcp::ClientHandler>(
         .stderr(Stdio::from(stderr))
         .spawn()
         .expect("spawn the adapter");
-    handler
+    let pid = transport.id().expect("the adapter's pid");
+    let client = handler
         .serve(transport)
         .await
-        .expect("MCP initialize over stdio")
+        .expect("MCP initialize over stdio");
+    (client, pid)
 }
 
 /// A running `serve` over HTTP (a child process), with its port.

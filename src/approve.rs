@@ -1,0 +1,170 @@
+//! `allow` and `revoke`: approving terminal lifetimes without hand-editing
+//! JSON. The config is validated first (an unparseable or invalid file is
+//! refused and left untouched), edited as a JSON document so every other
+//! key keeps its value and place, and replaced atomically: a temp file in
+//! the same directory with the original's mode, synced, then renamed over.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::Failure;
+use crate::config::{Config, RawConfig};
+use crate::hc::HcClient;
+use crate::hc::wire::ErrorKind;
+use crate::inspect::{printable, readable_ms};
+
+const CORE_ID_KEY: &str = "coreId";
+const ALLOWLIST_KEY: &str = "sendAllowlist";
+
+/// Approves the live terminal at `address` on the core behind `socketPath`.
+pub async fn allow(config_path: &Path, address: &str) -> Result<String, Failure> {
+    let (mut doc, config) = load(config_path)?;
+    let client = HcClient::new(&config.socket_path, config.timeout);
+    let probed = client.get(address).await;
+    client.close();
+    let probed = probed.map_err(|e| match e.hc_kind() {
+        Some(ErrorKind::NotFound) => Failure::Runtime(format!(
+            "hc has no terminal at {address}: check the address with inspect-core"
+        )),
+        _ => Failure::from(e),
+    })?;
+    let record = probed.value;
+    if record.is_finished() {
+        return Err(Failure::Runtime(format!(
+            "the program in {address} has exited; there is nothing to approve"
+        )));
+    }
+    let core_id = &probed.core.core_id;
+    let mut report = format!(
+        "approving on core {core_id}:\n  address     {}\n  created_ms  {} ({})\n  program     {}\n  title       {}\n  cwd         {}\n  status      {}\n",
+        printable(&record.address),
+        record.created_ms,
+        readable_ms(record.created_ms),
+        printable(record.program.as_deref().unwrap_or("-")),
+        printable(record.title.as_deref().unwrap_or("-")),
+        printable(record.cwd.as_deref().unwrap_or("-")),
+        record.status,
+    );
+    let object = doc.as_object_mut().expect("a parsed config is an object");
+    if let Some(previous) = config.core_id.as_deref().filter(|c| *c != core_id) {
+        let dropped = object
+            .get(ALLOWLIST_KEY)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        object.insert(ALLOWLIST_KEY.into(), json!([]));
+        report.push_str(&format!(
+            "coreId was {previous} (an earlier hc); its {dropped} approval(s) were removed\n"
+        ));
+    }
+    object.insert(CORE_ID_KEY.into(), json!(core_id));
+    let entries = allowlist(object);
+    let entry = json!({"address": record.address, "created_ms": record.created_ms});
+    if entries.contains(&entry) {
+        report.push_str("already approved; config unchanged\n");
+        return Ok(report);
+    }
+    entries.push(entry);
+    write_atomically(config_path, &doc)?;
+    report.push_str(&format!(
+        "written to {}; a running serve picks it up on SIGHUP\n",
+        config_path.display()
+    ));
+    Ok(report)
+}
+
+/// Removes every approval of `address` (or only the lifetime `created_ms`).
+pub fn revoke(
+    config_path: &Path,
+    address: &str,
+    created_ms: Option<i64>,
+) -> Result<String, Failure> {
+    let (mut doc, _) = load(config_path)?;
+    let object = doc.as_object_mut().expect("a parsed config is an object");
+    let entries = allowlist(object);
+    let before = entries.len();
+    entries.retain(|e| {
+        let same_address = e.get("address").and_then(Value::as_str) == Some(address);
+        let same_lifetime =
+            created_ms.is_none_or(|c| e.get("created_ms").and_then(Value::as_i64) == Some(c));
+        !(same_address && same_lifetime)
+    });
+    let removed = before - entries.len();
+    if removed == 0 {
+        return Err(Failure::Usage(format!(
+            "{} approves nothing at {address}{}; nothing to revoke",
+            config_path.display(),
+            created_ms.map_or(String::new(), |c| format!(" with created_ms {c}"))
+        )));
+    }
+    write_atomically(config_path, &doc)?;
+    Ok(format!(
+        "revoked {removed} approval(s) of {}; a running serve picks it up on SIGHUP\n",
+        printable(address)
+    ))
+}
+
+/// The config as a JSON document, after checking it loads and validates.
+fn load(path: &Path) -> Result<(Value, Config), Failure> {
+    let raw = RawConfig::load(path)?;
+    let config = Config::validate(path, raw)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Runtime(format!("cannot read config {}: {e}", path.display())))?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Usage(format!("config {}: {e}", path.display())))?;
+    Ok((doc, config))
+}
+
+fn allowlist(object: &mut Map<String, Value>) -> &mut Vec<Value> {
+    let slot = object.entry(ALLOWLIST_KEY).or_insert_with(|| json!([]));
+    if !slot.is_array() {
+        *slot = json!([]);
+    }
+    slot.as_array_mut().expect("just made an array")
+}
+
+/// Temp file beside the config (same mode), fsync, rename, fsync the directory.
+fn write_atomically(path: &Path, doc: &Value) -> Result<(), Failure> {
+    let fail = |what: &str, e: std::io::Error| {
+        Failure::Runtime(format!(
+            "cannot {what} {}: {e}; the config is unchanged",
+            path.display()
+        ))
+    };
+    let mode = std::fs::metadata(path)
+        .map_err(|e| fail("read", e))?
+        .permissions()
+        .mode()
+        & 0o777;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let mut text = serde_json::to_string_pretty(doc).expect("a JSON document encodes");
+    text.push('\n');
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&temp)?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(fail("write", e));
+    }
+    Ok(())
+}
