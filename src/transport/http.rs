@@ -3,11 +3,12 @@
 //! Every request crosses the gate in this order: `Host` and `Origin` (403),
 //! the two unauthenticated well-known answers (404, no challenge), bearer
 //! authentication (401 + `WWW-Authenticate: Bearer`), the request rate
-//! limit (429), then routing. A declared body over 64 KiB is refused (413)
-//! before it is read; the MCP service caps bodies without a length (chunked)
-//! at the same 64 KiB while reading. Behind the gate: a concurrency limit
-//! and a body read timeout; the accept loop caps connections and the header
-//! read time.
+//! limit (429), then the body: a declared length over 64 KiB is refused
+//! (413) before anything is read, and any body is read whole by the gate
+//! within the body timeout (408) and the same 64 KiB cap (413, also when
+//! chunked; 400 for broken framing) before routing. Behind the gate: a
+//! concurrency limit; the accept loop caps connections and the header read
+//! time.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroU32;
@@ -22,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -31,7 +33,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::limit::ConcurrencyLimitLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use super::auth::BearerToken;
 use crate::app::App;
@@ -164,7 +165,6 @@ pub fn router(
     Router::new()
         .route_service(MCP_PATH, mcp)
         .fallback(|| async { StatusCode::NOT_FOUND })
-        .layer(RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT))
         .layer(ConcurrencyLimitLayer::new(MAX_IN_FLIGHT))
         .layer(middleware::from_fn_with_state(gate, gate_request))
 }
@@ -177,8 +177,12 @@ struct Gate {
 }
 
 async fn gate_request(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    let mut response = match gate.check(&request) {
-        Ok(()) => next.run(request).await,
+    let checked = match gate.check(&request) {
+        Ok(()) => read_body(request).await,
+        Err(refusal) => Err(refusal),
+    };
+    let mut response = match checked {
+        Ok(request) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     };
     response
@@ -258,9 +262,23 @@ fn single(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&Header
     values.next().is_none().then_some(first)
 }
 
-/// A declared `Content-Length` over the cap is refused before any of the body
-/// is read; bodies without one (chunked) are capped by the MCP service while
-/// it reads them.
+/// Reads the whole body within [`BODY_READ_TIMEOUT`] and [`MAX_BODY_BYTES`],
+/// so a slow or oversized body is answered here (408 / 413 / 400) rather
+/// than failing inside the MCP service as a 500.
+async fn read_body(request: Request) -> Result<Request, Refusal> {
+    let (parts, body) = request.into_parts();
+    let limited = Limited::new(body, MAX_BODY_BYTES);
+    let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, limited.collect()).await {
+        Err(_) => return Err(Refusal::RequestTimeout),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => return Err(Refusal::PayloadTooLarge),
+        Ok(Err(_)) => return Err(Refusal::BadRequest),
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// A declared `Content-Length` over the cap is refused before any of the
+/// body is read.
 fn declared_too_large(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_LENGTH)
@@ -280,6 +298,8 @@ enum Refusal {
     NotFound,
     Unauthorized,
     PayloadTooLarge,
+    RequestTimeout,
+    BadRequest,
     TooManyRequests,
 }
 
@@ -290,6 +310,8 @@ impl IntoResponse for Refusal {
             Refusal::NotFound => StatusCode::NOT_FOUND,
             Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
             Refusal::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Refusal::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Refusal::BadRequest => StatusCode::BAD_REQUEST,
             Refusal::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
         };
         let mut response = (code, Body::empty()).into_response();
