@@ -12,13 +12,14 @@
 pub mod cursor;
 pub mod list_sessions;
 pub mod read_output;
+pub mod schema;
 pub mod send_prompt;
 pub mod text;
 pub mod wait_for_status;
 
 use std::sync::Arc;
 
-use rmcp::handler::server::tool::{ToolRouter, schema_for_output};
+use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
@@ -138,7 +139,8 @@ impl HerdrServer {
     /// for the next page. Read-only.
     #[tool(
         title = "List terminal sessions",
-        output_schema = schema_for_output::<ListSessionsOutput>(),
+        input_schema = schema::input::<ListSessionsArgs>(),
+        output_schema = schema::output::<ListSessionsOutput>(),
         annotations(
             title = "List terminal sessions",
             read_only_hint = true,
@@ -160,7 +162,8 @@ impl HerdrServer {
     /// Read-only.
     #[tool(
         title = "Read terminal screen",
-        output_schema = schema_for_output::<ReadOutputOutput>(),
+        input_schema = schema::input::<ReadOutputArgs>(),
+        output_schema = schema::output::<ReadOutputOutput>(),
         annotations(
             title = "Read terminal screen",
             read_only_hint = true,
@@ -187,7 +190,8 @@ impl HerdrServer {
     /// blindly. Never retried.
     #[tool(
         title = "Send prompt to terminal",
-        output_schema = schema_for_output::<SendPromptOutput>(),
+        input_schema = schema::input::<SendPromptArgs>(),
+        output_schema = schema::output::<SendPromptOutput>(),
         annotations(
             title = "Send prompt to terminal",
             read_only_hint = false,
@@ -214,7 +218,8 @@ impl HerdrServer {
     /// while waiting when asked for; cancel to stop it. Read-only.
     #[tool(
         title = "Wait for terminal status",
-        output_schema = schema_for_output::<WaitForStatusOutput>(),
+        input_schema = schema::input::<WaitForStatusArgs>(),
+        output_schema = schema::output::<WaitForStatusOutput>(),
         annotations(
             title = "Wait for terminal status",
             read_only_hint = true,
