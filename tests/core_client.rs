@@ -304,3 +304,30 @@ async fn a_removed_terminal_s_address_is_reused_with_a_new_created_ms() {
         "{first:?} vs {second:?}"
     );
 }
+
+#[tokio::test]
+async fn idle_connections_to_a_restarted_core_are_dropped_not_reused() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let client = Arc::new(client(&sim, 5_000));
+    let warm_up: Vec<_> = (0..16)
+        .map(|_| {
+            let client = Arc::clone(&client);
+            tokio::spawn(async move { client.get("t1").await.map(|_| ()) })
+        })
+        .collect();
+    for call in warm_up {
+        call.await.unwrap().expect("warm-up call");
+    }
+    let parked = client.pool().idle_count();
+    assert!(parked > 1, "only {parked} connection(s) parked");
+    let old_core = sim.core_id.clone();
+    let dir = sim.stop();
+    let sim = Sim::start_in(dir, SimOptions::agents(1));
+    // Every parked connection points at the old, gone core: each call must
+    // get a fresh, handshaken connection instead of failing.
+    for _ in 0..parked {
+        let answer = client.get("t1").await.expect("served by the new core");
+        assert_eq!(answer.core.core_id, sim.core_id);
+        assert_ne!(answer.core.core_id, old_core);
+    }
+}

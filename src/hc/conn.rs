@@ -12,6 +12,7 @@
 //! connection in use. `jsonrpsee-types` supplies the wire envelope instead.
 
 use std::borrow::Cow;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -143,11 +144,22 @@ impl Connection {
         if !self.reader.buffer().is_empty() {
             return false;
         }
+        // Ask the kernel directly (not tokio's cached readiness, which may
+        // not have seen hc's close yet): a non-blocking peek that finds
+        // nothing to read is the only healthy answer.
+        let fd = self.reader.get_ref().as_ref().as_raw_fd();
         let mut probe = [0u8; 1];
-        matches!(
-            self.reader.get_ref().try_read(&mut probe),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
-        )
+        // SAFETY: `fd` is this connection's open socket for the whole call;
+        // `probe` is a valid 1-byte buffer; MSG_PEEK consumes nothing.
+        let peeked = unsafe {
+            libc::recv(
+                fd,
+                probe.as_mut_ptr().cast(),
+                probe.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        peeked < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
     }
 
     /// Writes one request line. Once this starts, the request may have
@@ -267,7 +279,7 @@ fn connect_error(path: &Path, source: std::io::Error) -> CoreError {
     }
 }
 
-fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
+pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
     let data: Option<serde_json::Value> = err
         .data()
         .and_then(|raw| serde_json::from_str(raw.get()).ok());
@@ -281,7 +293,7 @@ fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
     }
 }
 
-enum Reply<'a> {
+pub(crate) enum Reply<'a> {
     Result(&'a RawValue),
     Error(ErrorObject<'a>),
 }
@@ -308,7 +320,7 @@ where
     T::deserialize(deserializer).map(Some)
 }
 
-fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, String> {
+pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, String> {
     let text = std::str::from_utf8(line).map_err(|_| "reply is not UTF-8".to_owned())?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {

@@ -55,7 +55,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Bounds memory under a flood whatever the requests carry.
 const MAX_CONNECTIONS: usize = 512;
 /// Authenticated requests in flight at once; more queue behind them.
-const MAX_IN_FLIGHT: usize = 128;
+const MAX_IN_FLIGHT: usize = 256;
 /// Sustained authenticated requests per second (burst the same): a backstop
 /// against a runaway client loop, far above any coordinator's real pace.
 const REQUESTS_PER_SECOND: u32 = 5_000;
