@@ -15,28 +15,37 @@ use crate::transport;
 
 pub async fn run(config_path: &Path) -> Result<(), Failure> {
     let config = Config::load(config_path)?;
+    let token = match &config.transport {
+        Transport::Http(_) => Some(
+            transport::auth::BearerToken::from_env().map_err(|e| Failure::Usage(e.to_string()))?,
+        ),
+        Transport::Stdio => None,
+    };
+    // Every handler is installed before serving, so an early signal is
+    // handled, never the default (which would kill the process).
+    let shutdown = shutdown_signal()?;
+    let hangups = watch(SignalKind::hangup(), "SIGHUP")?;
     let transport = config.transport.clone();
     log_start(&config);
     let app = Arc::new(App::new(config));
-    // Installed before serving, so an early SIGHUP never kills the process.
-    let hangups = signal(SignalKind::hangup())
-        .map_err(|e| Failure::Runtime(format!("cannot watch SIGHUP for config reloads: {e}")))?;
     let reloads = tokio::spawn(reload_on_hangup(
         hangups,
         Arc::clone(&app),
         config_path.to_path_buf(),
     ));
-    let result = match transport {
-        Transport::Stdio => transport::stdio::serve(Arc::clone(&app), shutdown_signal()).await,
-        Transport::Http(http) => {
-            let token = transport::auth::BearerToken::from_env()
-                .map_err(|e| Failure::Usage(e.to_string()))?;
-            transport::http::serve(Arc::clone(&app), &http, token, shutdown_signal()).await
+    let result = match (transport, token) {
+        (Transport::Http(http), Some(token)) => {
+            transport::http::serve(Arc::clone(&app), &http, token, shutdown).await
         }
+        _ => transport::stdio::serve(Arc::clone(&app), shutdown).await,
     };
     reloads.abort();
     app.client.close();
     result
+}
+
+fn watch(kind: SignalKind, name: &str) -> Result<Signal, Failure> {
+    signal(kind).map_err(|e| Failure::Runtime(format!("cannot install a {name} handler: {e}")))
 }
 
 /// Reloads the config on every SIGHUP until the task is aborted.
@@ -104,12 +113,15 @@ fn log_start(config: &Config) {
     );
 }
 
-/// Resolves on SIGTERM or SIGINT.
-pub async fn shutdown_signal() {
-    let mut term = signal(SignalKind::terminate()).expect("installing a SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("installing a SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-    }
+/// Installs the SIGTERM and SIGINT handlers now; the future resolves on
+/// either.
+pub fn shutdown_signal() -> Result<impl Future<Output = ()>, Failure> {
+    let mut term = watch(SignalKind::terminate(), "SIGTERM")?;
+    let mut int = watch(SignalKind::interrupt(), "SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        }
+    })
 }

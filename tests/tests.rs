@@ -7,5 +7,6 @@ mod approve;
 mod core_client;
 mod http_transport;
 mod inspect_core;
+mod lifecycle;
 mod stdio_tools;
 mod wait_tools;
