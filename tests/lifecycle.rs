@@ -139,3 +139,48 @@ async fn a_send_cancelled_during_preflight_sends_nothing() {
     world.sim.set_faults(&[]);
     assert_eq!(world.sim.writes().len(), 0, "a cancelled send wrote input");
 }
+
+#[tokio::test]
+async fn even_trace_logging_never_shows_prompts_or_screens() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        agent_delay_ms: Some(20),
+        ..SimOptions::default()
+    });
+    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
+    wait_status(&hc, "t1", TerminalStatus::Idle).await;
+    let allowlist = crate::stdio_tools::approve_all(&hc).await;
+    let config = sim.config(json!({"coreId": sim.core_id, "sendAllowlist": allowlist}));
+    let log = sim.dir.path().join("trace.log");
+    let stderr = std::fs::File::create(&log).unwrap();
+    let mut command = tokio::process::Command::new(adapter_bin());
+    command
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env("RUST_LOG", "trace");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(Stdio::from(stderr))
+        .spawn()
+        .unwrap();
+    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+    let secret = "Xy7-SECRET-PROMPT";
+    let sent = call(
+        &client,
+        "send_prompt",
+        json!({"address": "t1", "text": secret}),
+    )
+    .await;
+    assert_eq!(mcp::structured(&sent)["outcome"], "sent");
+    wait_status(&hc, "t1", TerminalStatus::Done).await;
+    let screen = call(&client, "read_output", json!({"address": "t1"})).await;
+    assert!(text(&screen).contains(secret), "the screen shows the reply");
+    client.cancel().await.unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("TRACE") || logged.contains("DEBUG") || logged.contains("audit"),
+        "{logged}"
+    );
+    assert!(
+        !logged.contains(secret),
+        "prompt or screen text in the log:\n{logged}"
+    );
+}
