@@ -312,8 +312,17 @@ fn validate_http(
     }
     let allowed_origins = raw.allowed_origins.unwrap_or_default();
     for (i, origin) in allowed_origins.iter().enumerate() {
-        let shaped = origin.starts_with("https://") || origin.starts_with("http://");
-        if !shaped || origin.ends_with('/') || origin.chars().any(|c| c.is_whitespace()) {
+        // An Origin header is only scheme://host[:port]; anything else here
+        // could never match and would refuse the client it meant to allow.
+        let authority = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"));
+        let shaped = authority.is_some_and(|a| {
+            !a.is_empty()
+                && !a.contains(['/', '?', '#'])
+                && !a.chars().any(|c| c.is_whitespace() || c.is_control())
+        });
+        if !shaped {
             return Err(invalid(
                 &format!("http.allowedOrigins[{i}]"),
                 "must be an exact origin such as \"https://mcp.example.net\" (scheme, host, optional port; no path)".into(),

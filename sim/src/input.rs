@@ -72,6 +72,13 @@ pub async fn send(
     if input.submit {
         payload.extend_from_slice(ENTER_BYTES);
     }
+    // What hc reports is the status at enqueueing: taken before the program
+    // can read (and react to) the input, so the caller's `status_seq` never
+    // already includes the reaction.
+    let (status, status_seq) = {
+        let state = terminal.state();
+        (state.status, state.status_seq)
+    };
     write(terminal, payload).await?;
     if let Some(log) = log {
         log.append(&terminal.address, terminal.created_ms, &input.text)
@@ -79,11 +86,7 @@ pub async fn send(
                 Refusal::Failed(format!("input written, but the input log failed: {error}"))
             })?;
     }
-    let state = terminal.state();
-    Ok(Accepted {
-        status: state.status,
-        status_seq: state.status_seq,
-    })
+    Ok(Accepted { status, status_seq })
 }
 
 /// Writes raw keystrokes outside the input lock, as a person typing at the
