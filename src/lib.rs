@@ -15,6 +15,8 @@ pub mod approve;
 pub mod audit;
 pub mod cli;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hc;
 pub mod inspect;
 pub mod logging;

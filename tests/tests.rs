@@ -5,8 +5,11 @@ mod support;
 
 mod approve;
 mod core_client;
+mod fault_matrix;
+mod fuzz_corpus;
 mod http_transport;
 mod inspect_core;
 mod lifecycle;
+mod restarts;
 mod stdio_tools;
 mod wait_tools;

@@ -145,7 +145,26 @@ impl Sim {
         std::mem::replace(&mut self.dir, dir)
     }
 
+    /// Kills this simulator with SIGKILL, as a crash would: nothing is
+    /// cleaned up and its socket file stays behind, stale. Hands back its
+    /// directory. Tests crash simulators of idle records only, which leave
+    /// no programs behind.
+    pub fn crash(mut self) -> TempDir {
+        send_signal(self.child.id(), libc::SIGKILL);
+        let _ = self.child.wait();
+        let dir = tempfile::Builder::new()
+            .prefix("hcmcp")
+            .tempdir()
+            .expect("temp dir");
+        std::mem::replace(&mut self.dir, dir)
+    }
+
     fn terminate(&mut self) {
+        // Already reaped (stopped or crashed before this drop): its pid may
+        // belong to another process by now.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         send_signal(self.child.id(), libc::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
