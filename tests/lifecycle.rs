@@ -6,8 +6,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncBufReadExt;
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
-use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
 use crate::core_client::wait_status;
@@ -109,25 +107,8 @@ async fn a_send_cancelled_during_preflight_sends_nothing() {
     wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
     world.sim.set_faults(&["slow-reply:terminal.get"]);
     let args = json!({"address": "t1", "text": "cancel me"});
-    let handle = world
-        .client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(
-                CallToolRequestParams::new("send_prompt")
-                    .with_arguments(args.as_object().unwrap().clone()),
-            )),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
-    crate::support::eventually("the preflight to reach hc", || {
-        (world.sim.stats()["calls"]["terminal.get"]
-            .as_u64()
-            .unwrap_or(0)
-            > 0)
-        .then_some(())
-    })
-    .await;
+    let handle = mcp::start_call(&world.client, "send_prompt", args).await;
+    world.sim.wait_for_calls("terminal.get", 0).await;
     handle.cancel(Some("changed my mind".into())).await.unwrap();
     let audit =
         crate::support::eventually("the audit line", || world.audit_lines().into_iter().next())

@@ -42,15 +42,7 @@ fn writes_of(sim: &Sim, text: &str) -> usize {
 }
 
 async fn send(client: &Client, address: &str, text: &str) -> Value {
-    let result = call(
-        client,
-        "send_prompt",
-        json!({"address": address, "text": text}),
-    )
-    .await;
-    let out = structured(&result).clone();
-    assert_eq!(is_error(&result), out["outcome"] != "sent", "{out}");
-    out
+    mcp::send_prompt(client, address, text).await
 }
 
 async fn list(client: &Client) -> CallToolResult {
@@ -80,7 +72,7 @@ fn approved(listing: &Value, address: &str) -> bool {
 
 /// Calls counted by the simulator for `method`.
 fn calls(sim: &Sim, method: &str) -> u64 {
-    sim.stats()["calls"][method].as_u64().unwrap_or(0)
+    sim.calls(method)
 }
 
 async fn wait_for_calls(sim: &Sim, method: &str, at_least: u64) {

@@ -13,7 +13,9 @@ use herdr_core_mcp::hc::wire::TerminalStatus;
 use serde_json::{Value, json};
 
 use crate::core_client::wait_status;
-use crate::support::mcp::{self, Client, call, call_invalid, is_error, structured, text};
+use crate::support::mcp::{
+    self, Client, call, call_invalid, is_error, send_prompt, structured, text,
+};
 use crate::support::{Sim, SimOptions, adapter_bin};
 
 /// A simulator, a direct core client for arranging terminal states, and the
@@ -71,22 +73,6 @@ pub async fn approve_all(hc: &HcClient) -> Value {
         .iter()
         .map(|t| json!({"address": t.address, "created_ms": t.created_ms}))
         .collect()
-}
-
-async fn send_prompt(client: &Client, address: &str, text: &str) -> Value {
-    let result = call(
-        client,
-        "send_prompt",
-        json!({"address": address, "text": text}),
-    )
-    .await;
-    let out = structured(&result).clone();
-    assert_eq!(
-        is_error(&result),
-        out["outcome"] != "sent",
-        "isError must follow the outcome: {out}"
-    );
-    out
 }
 
 /// Drives agents t1..t5 into idle, done, working, blocked, error; t6 is a

@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request};
-use rmcp::service::{NotificationContext, PeerRequestOptions};
+use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
+use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 
@@ -21,13 +21,7 @@ async fn wait(world: &World, args: Value) -> Value {
 }
 
 async fn send(world: &World, address: &str, text: &str) -> Value {
-    let result = call(
-        &world.client,
-        "send_prompt",
-        json!({"address": address, "text": text}),
-    )
-    .await;
-    let out = structured(&result).clone();
+    let out = mcp::send_prompt(&world.client, address, text).await;
     assert_eq!(out["outcome"], "sent", "{out}");
     out
 }
@@ -125,14 +119,7 @@ async fn block_reaches_blocked_and_a_kill_is_finished() {
             client.call_tool(params).await
         })
     };
-    crate::support::eventually("the wait to poll", || {
-        (world.sim.stats()["calls"]["terminal.get"]
-            .as_u64()
-            .unwrap_or(0)
-            > 0)
-        .then_some(())
-    })
-    .await;
+    world.sim.wait_for_calls("terminal.get", 0).await;
     world.sim.control("kill", json!({"address": "t2"}));
     let result = waiting.await.unwrap().expect("wait result");
     let out = structured(&result);
@@ -265,16 +252,7 @@ async fn progress_arrives_and_cancellation_stops_polling() {
     )
     .await;
     let args = json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 60000});
-    let handle = client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(
-                CallToolRequestParams::new("wait_for_status")
-                    .with_arguments(args.as_object().unwrap().clone()),
-            )),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("send the wait");
+    let handle = mcp::start_call(&client, "wait_for_status", args).await;
     // The first poll sees t1 for the first time: a progress notification.
     crate::support::eventually("a progress notification", || {
         recorder.0.lock().unwrap().first().cloned()
@@ -292,7 +270,7 @@ async fn progress_arrives_and_cancellation_stops_polling() {
     );
     handle.cancel(Some("test".into())).await.expect("cancel");
     // Once cancelled, the simulator sees no more polls (allow one in flight).
-    let calls = || sim.stats()["calls"]["terminal.get"].as_u64().unwrap_or(0);
+    let calls = || sim.calls("terminal.get");
     tokio::time::sleep(Duration::from_millis(600)).await;
     let after_cancel = calls();
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -328,14 +306,7 @@ async fn sixty_four_concurrent_waits_leave_reads_fast() {
             })
         })
         .collect();
-    crate::support::eventually("waits to start polling", || {
-        (world.sim.stats()["calls"]["terminal.get"]
-            .as_u64()
-            .unwrap_or(0)
-            > 64)
-            .then_some(())
-    })
-    .await;
+    world.sim.wait_for_calls("terminal.get", 64).await;
     let mut worst = Duration::ZERO;
     for _ in 0..20 {
         let started = Instant::now();

@@ -142,6 +142,43 @@ pub async fn call_invalid(client: &Client, tool: &str, args: Value) -> String {
     text(&result)
 }
 
+/// `send_prompt` through `client`; checks `isError` follows the outcome and
+/// returns the structured output.
+pub async fn send_prompt<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    address: &str,
+    text: &str,
+) -> Value {
+    let args = serde_json::json!({"address": address, "text": text});
+    let result = call(client, "send_prompt", args).await;
+    let out = structured(&result).clone();
+    assert_eq!(
+        is_error(&result),
+        out["outcome"] != "sent",
+        "isError must follow the outcome: {out}"
+    );
+    out
+}
+
+/// Starts a tool call that the test can cancel (and whose progress token
+/// it can see) instead of awaiting it.
+pub async fn start_call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new(tool.to_owned()).with_arguments(args),
+    ));
+    client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap_or_else(|e| panic!("start {tool}: {e}"))
+}
+
 /// The structured content of a result.
 pub fn structured(result: &CallToolResult) -> &Value {
     result

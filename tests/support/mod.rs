@@ -202,6 +202,19 @@ impl Sim {
         self.control("stats", json!({}))
     }
 
+    /// How many `method` calls the simulator has answered on its hc socket.
+    pub fn calls(&self, method: &str) -> u64 {
+        self.stats()["calls"][method].as_u64().unwrap_or(0)
+    }
+
+    /// Waits until the simulator has seen more than `count` `method` calls.
+    pub async fn wait_for_calls(&self, method: &str, count: u64) {
+        eventually(&format!("more than {count} {method} calls"), || {
+            (self.calls(method) > count).then_some(())
+        })
+        .await;
+    }
+
     pub fn set_faults(&self, faults: &[&str]) {
         self.control("set_faults", json!({"faults": faults}));
     }
