@@ -266,11 +266,12 @@ impl Config {
             }
             send_allowlist.insert(entry);
         }
+        // The http block is checked even for stdio, so a mistake in it shows
+        // now rather than on the day the transport is switched.
+        let http = validate_http(raw.http.unwrap_or_default(), &invalid)?;
         let transport = match raw.transport {
             RawTransport::Stdio => Transport::Stdio,
-            RawTransport::Http => {
-                Transport::Http(validate_http(raw.http.unwrap_or_default(), &invalid)?)
-            }
+            RawTransport::Http => Transport::Http(http),
         };
         Ok(Config {
             socket_path: raw.socket_path,
@@ -298,6 +299,12 @@ fn validate_http(
     let allowed_hosts = raw
         .allowed_hosts
         .unwrap_or_else(|| vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")]);
+    if allowed_hosts.is_empty() {
+        return Err(invalid(
+            "http.allowedHosts",
+            "is empty, so every request would be refused: list the Host values clients send, e.g. \"127.0.0.1:8765\"".into(),
+        ));
+    }
     for (i, host) in allowed_hosts.iter().enumerate() {
         if host.is_empty()
             || host
@@ -387,6 +394,15 @@ mod tests {
             (r#"{"socketPath": "/a", "coreId": ""}"#, "coreId"),
             (r#"{"socketPath": "/a", "sendMode": "force"}"#, "sendMode"),
             (r#"{"socketPath": "/a", "transport": "tcp"}"#, "transport"),
+            (r#"{"socketPath": "/a", "http": {"port": 0}}"#, "http.port"),
+            (
+                r#"{"socketPath": "/a", "transport": "http", "http": {"allowedHosts": []}}"#,
+                "http.allowedHosts",
+            ),
+            (
+                r#"{"socketPath": "/a", "http": {"allowedOrigins": ["https://a.example/mcp"]}}"#,
+                "http.allowedOrigins[0]",
+            ),
         ] {
             let err = parse(text).expect_err(text);
             assert!(err.to_string().contains(key), "{text}: {err}");
