@@ -1,0 +1,246 @@
+//! Load generator for herdr-core-mcp (run it with `scripts/bench.sh` or
+//! `scripts/soak.sh`, which build everything in release mode first).
+//!
+//! - `loadgen bench`: the performance table of issue 6, side by side in one
+//!   run against the bundled simulator: latency of `read_output` over stdio
+//!   and HTTP against the same `terminal.read` sent straight to hc's socket,
+//!   HTTP throughput at several concurrencies against the direct socket,
+//!   the adapter's memory, its start-up time, and the 1 MiB reply cap.
+//! - `loadgen soak`: many HTTP clients mixing every tool for a long time,
+//!   failing on any protocol error or on memory or descriptor growth.
+//!
+//! The adapter and the simulator run as real processes, exactly as shipped;
+//! the clients here are deliberately thin (raw JSON-RPC lines on stdio, a
+//! hand-rolled HTTP/1.1 keep-alive client, a raw lockstep hc connection) so
+//! that what is measured is the adapter, not a client library.
+
+mod bench;
+mod caps;
+mod direct;
+mod http;
+mod latency;
+mod mix;
+mod procfs;
+mod relay;
+mod report;
+mod soak;
+mod stats;
+mod stdio;
+mod throughput;
+mod world;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use clap::{Parser, Subcommand};
+
+/// Errors here are one line for the operator: what failed and why.
+pub type Res<T> = Result<T, String>;
+
+#[derive(Parser)]
+#[command(
+    name = "loadgen",
+    about = "Benchmark and soak herdr-core-mcp against the bundled hc simulator"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+    /// Directory holding herdr-core-mcp and examples/hc-sim (default: the
+    /// profile directory loadgen was built into).
+    #[arg(long, global = true, value_name = "DIR")]
+    bin_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Measure the performance table and check the targets.
+    Bench {
+        /// Timed lockstep calls per path and screen.
+        #[arg(long, default_value_t = 5000)]
+        latency_calls: usize,
+        /// Untimed calls per path and screen before the first round.
+        #[arg(long, default_value_t = 500)]
+        warmup: usize,
+        /// Calls each adapter has served when its memory is read "after N calls".
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+        /// Seconds per throughput cell.
+        #[arg(long, default_value_t = 5.0)]
+        level_secs: f64,
+        /// Concurrency levels, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,32,128")]
+        levels: Vec<usize>,
+        /// Spawns timed for start-up.
+        #[arg(long, default_value_t = 20)]
+        startup_runs: usize,
+        /// Timed refusals per byte-cap case.
+        #[arg(long, default_value_t = 5)]
+        cap_runs: usize,
+    },
+    /// Run the soak and judge memory and descriptor growth.
+    Soak {
+        /// How long to run.
+        #[arg(long, default_value_t = 600)]
+        duration_secs: u64,
+        /// Concurrent HTTP clients.
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        /// Seconds between samples (default: a twentieth of the run, 1-5 s).
+        #[arg(long)]
+        sample_secs: Option<u64>,
+        /// Seed of the clients' choices (default: from the clock; printed).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// The do-nothing stdio relay the bench measures as the floor.
+    #[command(hide = true)]
+    Relay {
+        #[arg(long)]
+        socket: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Cmd::Relay { socket } = &cli.command {
+        return match relay::serve(socket) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("loadgen: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let outcome = runtime.block_on(run(cli));
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(3),
+        Err(e) => {
+            eprintln!("loadgen: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one command; `Ok(false)` when it ran but a target or check failed.
+async fn run(cli: Cli) -> Res<bool> {
+    let bins = world::Bins::locate(cli.bin_dir)?;
+    match cli.command {
+        Cmd::Bench {
+            latency_calls,
+            warmup,
+            calls,
+            level_secs,
+            levels,
+            startup_runs,
+            cap_runs,
+        } => {
+            let options = bench::Options {
+                latency_calls,
+                warmup,
+                calls,
+                level: Duration::from_secs_f64(level_secs),
+                levels,
+                startup_runs,
+                cap_runs,
+            };
+            let load_before = load_average();
+            let results = bench::run(&bins, &options).await?;
+            let (tables, passed) = results.render();
+            println!("## herdr-core-mcp bench\n");
+            print_machine(&load_before);
+            println!("{tables}");
+            println!(
+                "bench: {}",
+                if passed {
+                    "all targets PASS"
+                } else {
+                    "some targets MISSED (see the table)"
+                }
+            );
+            Ok(passed)
+        }
+        Cmd::Soak {
+            duration_secs,
+            clients,
+            sample_secs,
+            seed,
+        } => {
+            let seed = seed.unwrap_or_else(|| {
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+            });
+            let sample_secs = sample_secs.unwrap_or((duration_secs / 20).clamp(1, 5));
+            let options = soak::Options {
+                duration: Duration::from_secs(duration_secs),
+                clients,
+                sample_every: Duration::from_secs(sample_secs),
+                seed,
+            };
+            let load_before = load_average();
+            let (table, passed) = soak::run(&bins, &options).await?;
+            println!("## herdr-core-mcp soak\n");
+            print_machine(&load_before);
+            println!("{table}");
+            Ok(passed)
+        }
+        Cmd::Relay { .. } => unreachable!("the relay runs before the runtime starts"),
+    }
+}
+
+fn print_machine(load_before: &str) {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .next()
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_owned())
+        })
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map_or("unknown".into(), |kib| {
+            format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0))
+        });
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let command: Vec<String> = std::env::args().collect();
+    println!(
+        "- date: {}",
+        humantime::format_rfc3339_seconds(SystemTime::now())
+    );
+    println!(
+        "- machine: {cores} CPUs ({cpu}), {mem} RAM, Linux {}",
+        kernel.trim()
+    );
+    println!(
+        "- load average before / after: {load_before} / {}",
+        load_average()
+    );
+    println!("- command: `{}`\n", command.join(" "));
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Progress on stderr, so stdout holds only the report.
+pub fn progress(what: &str) {
+    eprintln!("loadgen: {what}");
+}

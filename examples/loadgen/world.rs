@@ -1,0 +1,272 @@
+//! The world a measurement runs in: the bundled simulator as a real process
+//! (with its control socket), the adapter as a real process over HTTP, the
+//! private config files they read, and the bearer token.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+use tokio::net::UnixStream;
+
+use crate::Res;
+
+/// The two release binaries under measurement.
+pub struct Bins {
+    pub adapter: PathBuf,
+    pub sim: PathBuf,
+}
+
+impl Bins {
+    /// `DIR/herdr-core-mcp` and `DIR/examples/hc-sim`; `DIR` defaults to the
+    /// profile directory this example was built into.
+    pub fn locate(dir: Option<PathBuf>) -> Res<Bins> {
+        let dir = match dir {
+            Some(dir) => dir,
+            None => std::env::current_exe()
+                .map_err(|e| format!("cannot locate loadgen: {e}"))?
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .ok_or("loadgen is not under target/<profile>/examples")?,
+        };
+        let bins = Bins {
+            adapter: dir.join("herdr-core-mcp"),
+            sim: dir.join("examples").join("hc-sim"),
+        };
+        for bin in [&bins.adapter, &bins.sim] {
+            if !bin.is_file() {
+                return Err(format!(
+                    "{} is missing: cargo build --release --bin herdr-core-mcp --example hc-sim",
+                    bin.display()
+                ));
+            }
+        }
+        Ok(bins)
+    }
+}
+
+/// A running simulator; SIGTERMed (it then kills its programs) on drop.
+pub struct Sim {
+    child: Child,
+    pub socket: PathBuf,
+    pub control: PathBuf,
+    pub core_id: String,
+}
+
+impl Sim {
+    /// Starts `hc-sim` with `args` on `DIR/NAME.sock` and waits for its ready line.
+    pub fn start(bins: &Bins, dir: &Path, name: &str, args: &[&str]) -> Res<Sim> {
+        let socket = dir.join(format!("{name}.sock"));
+        let control = dir.join(format!("{name}.ctl"));
+        let stderr = std::fs::File::create(dir.join(format!("{name}.err")))
+            .map_err(|e| format!("cannot create the simulator's log: {e}"))?;
+        let mut child = Command::new(&bins.sim)
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--control")
+            .arg(&control)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bins.sim.display()))?;
+        let mut ready = String::new();
+        let mut out = BufReader::new(child.stdout.take().expect("piped"));
+        out.read_line(&mut ready)
+            .map_err(|e| format!("reading the simulator's ready line: {e}"))?;
+        // Keep draining stdout so the simulator never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let core_id = ready
+            .strip_prefix("ready core_id=")
+            .and_then(|rest| rest.split_whitespace().next())
+            .ok_or_else(|| format!("hc-sim {args:?} did not get ready: {ready:?}"))?
+            .to_owned();
+        Ok(Sim {
+            child,
+            socket,
+            control,
+            core_id,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// One call on the control socket (no handshake, no faults).
+    pub async fn control(&self, method: &str, params: Value) -> Res<Value> {
+        let stream = UnixStream::connect(&self.control)
+            .await
+            .map_err(|e| format!("control socket: {e}"))?;
+        let (read, mut write) = stream.into_split();
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        write
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .map_err(|e| format!("control {method}: {e}"))?;
+        let mut line = String::new();
+        AsyncBufReader::new(read)
+            .read_line(&mut line)
+            .await
+            .map_err(|e| format!("control {method}: {e}"))?;
+        let reply: Value =
+            serde_json::from_str(&line).map_err(|e| format!("control {method}: {e}: {line}"))?;
+        match reply.get("result") {
+            Some(result) => Ok(result.clone()),
+            None => Err(format!("control {method} failed: {line}")),
+        }
+    }
+
+    pub async fn set_faults(&self, faults: &[&str]) -> Res<()> {
+        self.control("set_faults", json!({ "faults": faults }))
+            .await
+            .map(drop)
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        terminate(&mut self.child);
+    }
+}
+
+/// SIGTERM, then SIGKILL if the process is still there after 5 s.
+pub fn terminate(child: &mut Child) {
+    // SAFETY: signalling our own child by its pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Writes `config` as a private (0600) JSON file, as the adapter demands.
+pub fn write_config(dir: &Path, name: &str, config: &Value) -> Res<PathBuf> {
+    let path = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .and_then(|()| file.write_all(config.to_string().as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// A bearer token that passes the adapter's checks: 24 random bytes in
+/// base64 (32 characters), never printed.
+pub fn random_token() -> Res<String> {
+    use base64::Engine;
+    loop {
+        let mut raw = [0u8; 24];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut raw))
+            .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+        let token = base64::engine::general_purpose::STANDARD.encode(raw);
+        let mut distinct: Vec<char> = token.chars().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() >= 16 {
+            return Ok(token);
+        }
+    }
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> Res<u16> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free port: {e}"))
+}
+
+/// The adapter serving HTTP; SIGTERMed on drop.
+pub struct HttpAdapter {
+    child: Child,
+}
+
+impl HttpAdapter {
+    /// Starts `serve` on an http config and waits until it accepts connections.
+    pub fn start(bins: &Bins, config: &Path, port: u16, token: &str, log: &Path) -> Res<Self> {
+        let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
+        let child = Command::new(&bins.adapter)
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            .env("HERDR_MCP_TOKEN", token)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bins.adapter.display()))?;
+        let mut adapter = HttpAdapter { child };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = adapter.child.try_wait() {
+                return Err(format!(
+                    "the HTTP adapter exited ({status}): {}",
+                    std::fs::read_to_string(log).unwrap_or_default().trim()
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err("the HTTP adapter did not listen within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(adapter)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Still running?
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for HttpAdapter {
+    fn drop(&mut self) {
+        terminate(&mut self.child);
+    }
+}
+
+/// The http config of an adapter on `port` in front of `sim`.
+pub fn http_config(sim: &Sim, port: u16, extra: Value) -> Value {
+    let mut config = json!({
+        "socketPath": sim.socket,
+        "transport": "http",
+        "http": {"port": port},
+    });
+    merge(&mut config, extra);
+    config
+}
+
+/// The stdio config of an adapter in front of `sim`.
+pub fn stdio_config(sim: &Sim, extra: Value) -> Value {
+    let mut config = json!({ "socketPath": sim.socket });
+    merge(&mut config, extra);
+    config
+}
+
+fn merge(config: &mut Value, extra: Value) {
+    if let (Value::Object(config), Value::Object(extra)) = (config, extra) {
+        config.extend(extra);
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The performance table of issue 6, measured in one run against the bundled
+# hc simulator: builds the adapter, the simulator and the load generator in
+# release mode, prints the machine, then runs `loadgen bench` (latency,
+# throughput, memory, start-up, byte caps; PASS/MISS per target).
+#
+# Usage: scripts/bench.sh [loadgen bench options]   e.g. --level-secs 10
+# Exit: 0 all targets pass, 3 a target was missed, 1 the bench failed.
+# Needs strace for the bytes-read figure (installed from Debian if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v strace >/dev/null; then
+    echo "bench: installing strace (counts the bytes the adapter reads)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null ||
+        echo "bench: strace unavailable: the bytes-read figure will be missing" >&2
+fi
+cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example loadgen
+
+echo "## machine"
+echo
+echo '```'
+echo "\$ nproc"; nproc
+echo "\$ free -h"; free -h
+echo "\$ grep -m1 'model name' /proc/cpuinfo"; grep -m1 'model name' /proc/cpuinfo || true
+echo "\$ uname -sr"; uname -sr
+echo "\$ date -u"; date -u
+echo '```'
+echo
+status=0
+target/release/examples/loadgen bench "$@" || status=$?
+exit "$status"
