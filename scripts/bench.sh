@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance table of issue 6, measured in one run against the bundled
+# The performance table, measured in one run against the bundled
 # hc simulator: builds the adapter, the simulator and the load generator in
 # release mode, prints the machine, then runs `loadgen bench` (latency,
 # throughput, memory, start-up, byte caps; PASS/MISS per target).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 7): 32 concurrent HTTP clients mixing every tool
+# Soak: 32 concurrent HTTP clients mixing every tool
 # (list_sessions, read_output, send_prompt to approved and unapproved
 # terminals, wait_for_status) against the bundled hc simulator for
 # DURATION_SECONDS (default 600), sampling the adapter's VmRSS and open

@@ -1,4 +1,4 @@
-//! The randomized fault matrix (issue 7): 1,000 `send_prompt` attempts
+//! The randomized fault matrix: 1,000 `send_prompt` attempts
 //! through the real adapter binary (two of them over stdio: `idle-only` and
 //! `normal`) against one simulator whose terminals span every status, some
 //! approved and some not, while rounds of random faults (every fault kind of

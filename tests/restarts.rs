@@ -1,4 +1,4 @@
-//! Core restarts and socket loss (issue 7): hc killed and restarted on the
+//! Core restarts and socket loss: hc killed and restarted on the
 //! same socket path under load, and a socket path that disappears or is
 //! replaced by a file or a directory. One adapter process lives through all
 //! of it; the simulator's input log says what really reached a terminal.

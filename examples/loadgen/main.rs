@@ -1,7 +1,7 @@
 //! Load generator for herdr-core-mcp (run it with `scripts/bench.sh` or
 //! `scripts/soak.sh`, which build everything in release mode first).
 //!
-//! - `loadgen bench`: the performance table of issue 6, side by side in one
+//! - `loadgen bench`: the performance table, side by side in one
 //!   run against the bundled simulator: latency of `read_output` over stdio
 //!   and HTTP against the same `terminal.read` sent straight to hc's socket,
 //!   HTTP throughput at several concurrencies against the direct socket,

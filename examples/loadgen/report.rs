@@ -1,5 +1,5 @@
 //! The bench table in Markdown (it goes into VALIDATION.md as printed),
-//! and the targets of issue 6, each with PASS or MISS and the figure.
+//! and the performance targets, each with PASS or MISS and the figure.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -253,7 +253,7 @@ impl Results {
             let verdict = if pass { "PASS" } else { "MISS" };
             let _ = writeln!(out, "| {name} | {measured} | {verdict} |");
         };
-        let _ = writeln!(out, "\n### Targets (issue 6)\n");
+        let _ = writeln!(out, "\n### Targets\n");
         let _ = writeln!(out, "| target | measured | verdict |");
         let _ = writeln!(out, "| --- | --- | --- |");
         let [direct, stdio, _, floor] = self.latency[0];
