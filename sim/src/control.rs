@@ -57,18 +57,7 @@ struct NoParams {}
 
 /// Serves the control socket until `shutdown` completes.
 pub async fn serve(sim: Arc<Sim>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    tokio::spawn(connection(Arc::clone(&sim), stream));
-                }
-                Err(error) => eprintln!("hc-sim: control accept failed: {error}"),
-            },
-        }
-    }
+    crate::server::accept_loop(sim, listener, shutdown, "control", connection).await;
 }
 
 async fn connection(sim: Arc<Sim>, stream: UnixStream) {

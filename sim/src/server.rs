@@ -52,15 +52,30 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 
 /// Serves the hc socket until `shutdown` completes.
 pub async fn serve(sim: Arc<Sim>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+    accept_loop(sim, listener, shutdown, "hc", connection).await;
+}
+
+/// Accepts connections on `listener`, one task each running `serve_one`,
+/// until `shutdown` completes. Shared by the hc and control sockets.
+pub async fn accept_loop<F, Fut>(
+    sim: Arc<Sim>,
+    listener: UnixListener,
+    shutdown: impl Future<Output = ()>,
+    socket: &str,
+    serve_one: F,
+) where
+    F: Fn(Arc<Sim>, UnixStream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             () = &mut shutdown => return,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(connection(Arc::clone(&sim), stream));
+                    tokio::spawn(serve_one(Arc::clone(&sim), stream));
                 }
-                Err(error) => eprintln!("hc-sim: accept failed: {error}"),
+                Err(error) => eprintln!("hc-sim: {socket} socket accept failed: {error}"),
             },
         }
     }
