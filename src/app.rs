@@ -60,13 +60,10 @@ impl App {
         self.reload_error.read().expect("reload lock").clone()
     }
 
-    /// Whether `(core_id, lifetime)` may receive input right now.
-    pub fn is_send_approved(
-        &self,
-        core_id: &str,
-        lifetime: &crate::config::TerminalLifetime,
-    ) -> bool {
-        self.sends_refused().is_none() && self.config().is_send_approved(core_id, lifetime)
+    /// The config that decides approvals for a call that starts now, or
+    /// `None` while a failed reload has turned sends off.
+    pub fn approvals(&self) -> Option<Arc<Config>> {
+        self.sends_refused().is_none().then(|| self.config())
     }
 }
 

@@ -107,12 +107,11 @@ pub fn revoke(
     ))
 }
 
-/// The config as a JSON document, after checking it loads and validates.
+/// The config as a JSON document, after checking that this same text loads
+/// and validates (one read, so what is edited is what was checked).
 fn load(path: &Path) -> Result<(Value, Config), Failure> {
-    let raw = RawConfig::load(path)?;
-    let config = Config::validate(path, raw)?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Runtime(format!("cannot read config {}: {e}", path.display())))?;
+    let text = RawConfig::read_checked(path)?;
+    let config = Config::validate(path, RawConfig::parse(path, &text)?)?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Usage(format!("config {}: {e}", path.display())))?;
     Ok((doc, config))

@@ -165,8 +165,14 @@ fn default_wait_max_ms() -> u64 {
 }
 
 impl RawConfig {
-    /// Reads `path` after checking it is a regular file nobody else can write.
+    /// Reads and parses `path` after the checks of [`RawConfig::read_checked`].
     pub fn load(path: &Path) -> Result<RawConfig, ConfigError> {
+        RawConfig::parse(path, &RawConfig::read_checked(path)?)
+    }
+
+    /// The text of `path`, after checking it is a regular file of sane size
+    /// that nobody but its owner can write.
+    pub fn read_checked(path: &Path) -> Result<String, ConfigError> {
         let read_error = |source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -192,7 +198,7 @@ impl RawConfig {
         }
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(read_error)?;
-        RawConfig::parse(path, &text)
+        Ok(text)
     }
 
     /// Parses config text; `path` only labels messages.

@@ -84,16 +84,20 @@ pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Fa
             address: last.address.clone(),
         })
     });
+    // One snapshot for the whole page: every record is judged by the same config.
+    let approvals = app.approvals();
     let sessions: Vec<Session> = page
         .iter()
         .map(|record| Session {
-            send_approved: app.is_send_approved(
-                &core_id,
-                &TerminalLifetime {
-                    address: record.address.clone(),
-                    created_ms: record.created_ms,
-                },
-            ),
+            send_approved: approvals.as_ref().is_some_and(|config| {
+                config.is_send_approved(
+                    &core_id,
+                    &TerminalLifetime {
+                        address: record.address.clone(),
+                        created_ms: record.created_ms,
+                    },
+                )
+            }),
             record: record.clone(),
         })
         .collect();
