@@ -5,11 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The fuzz targets' entry points (feature `fuzzing`) are compiled for the
+# tests only, so their committed corpus is replayed on every run.
+features=(--features herdr-core-mcp/fuzzing)
+
 # The integration tests spawn the simulator example and the adapter binary.
-cargo build --workspace --bins --examples --quiet
+cargo build --workspace --bins --examples --quiet "${features[@]}"
 
 if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --workspace --no-fail-fast "$@"
+    cargo nextest run --workspace --no-fail-fast "${features[@]}" "$@"
 else
-    cargo test --workspace --no-fail-fast "$@"
+    cargo test --workspace --no-fail-fast "${features[@]}" "$@"
 fi

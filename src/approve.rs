@@ -7,36 +7,67 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::cli::Failure;
-use crate::config::{Config, RawConfig};
-use crate::hc::HcClient;
+use crate::config::{self, Config, ConfigError, RawConfig};
+use crate::escape::{printable, readable_ms};
 use crate::hc::wire::ErrorKind;
-use crate::inspect::{printable, readable_ms};
+use crate::hc::{CoreError, HcClient};
 
 const CORE_ID_KEY: &str = "coreId";
 const ALLOWLIST_KEY: &str = "sendAllowlist";
 
+/// Why `allow` or `revoke` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ApproveError {
+    /// The config could not be read or is not valid; it was left untouched.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The core could not be probed.
+    #[error(transparent)]
+    Core(CoreError),
+    /// hc has no terminal at the address.
+    #[error("hc has no terminal at {address}: check the address with inspect-core")]
+    NoSuchTerminal { address: String },
+    /// The terminal's program has exited.
+    #[error("the program in {address} has exited; there is nothing to approve")]
+    Finished { address: String },
+    /// `revoke` found nothing to remove.
+    #[error("{path} approves nothing at {address}{lifetime}; nothing to revoke", path = path.display(), lifetime = created_ms.map_or(String::new(), |c| format!(" with created_ms {c}")))]
+    NothingToRevoke {
+        path: PathBuf,
+        address: String,
+        created_ms: Option<i64>,
+    },
+    /// Writing the new file failed; the old one is unchanged.
+    #[error("cannot {what} {path}: {source}; the config is unchanged", path = path.display())]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Approves the live terminal at `address` on the core behind `socketPath`.
-pub async fn allow(config_path: &Path, address: &str) -> Result<String, Failure> {
+pub async fn allow(config_path: &Path, address: &str) -> Result<String, ApproveError> {
     let (mut doc, config) = load(config_path)?;
-    let client = HcClient::new(&config.socket_path, config.timeout);
+    let client = HcClient::new(config.socket_path(), config.timeout());
     let probed = client.get(address).await;
     client.close();
     let probed = probed.map_err(|e| match e.hc_kind() {
-        Some(ErrorKind::NotFound) => Failure::Runtime(format!(
-            "hc has no terminal at {address}: check the address with inspect-core"
-        )),
-        _ => Failure::from(e),
+        Some(ErrorKind::NotFound) => ApproveError::NoSuchTerminal {
+            address: address.to_owned(),
+        },
+        _ => ApproveError::Core(e),
     })?;
     let record = probed.value;
     if record.is_finished() {
-        return Err(Failure::Runtime(format!(
-            "the program in {address} has exited; there is nothing to approve"
-        )));
+        return Err(ApproveError::Finished {
+            address: address.to_owned(),
+        });
     }
     let core_id = &probed.core.core_id;
     let mut report = format!(
@@ -50,7 +81,7 @@ pub async fn allow(config_path: &Path, address: &str) -> Result<String, Failure>
         record.status,
     );
     let object = doc.as_object_mut().expect("a parsed config is an object");
-    if let Some(previous) = config.core_id.as_deref().filter(|c| *c != core_id) {
+    if let Some(previous) = config.core_id().filter(|c| *c != core_id) {
         let dropped = object
             .get(ALLOWLIST_KEY)
             .and_then(Value::as_array)
@@ -60,7 +91,7 @@ pub async fn allow(config_path: &Path, address: &str) -> Result<String, Failure>
             "coreId was {previous} (an earlier hc); its {dropped} approval(s) were removed\n"
         ));
     }
-    object.insert(CORE_ID_KEY.into(), json!(core_id));
+    object.insert(CORE_ID_KEY.into(), json!(core_id.as_str()));
     let entries = allowlist(object);
     let entry = json!({"address": record.address, "created_ms": record.created_ms});
     if entries.contains(&entry) {
@@ -81,7 +112,7 @@ pub fn revoke(
     config_path: &Path,
     address: &str,
     created_ms: Option<i64>,
-) -> Result<String, Failure> {
+) -> Result<String, ApproveError> {
     let (mut doc, _) = load(config_path)?;
     let object = doc.as_object_mut().expect("a parsed config is an object");
     let entries = allowlist(object);
@@ -94,11 +125,11 @@ pub fn revoke(
     });
     let removed = before - entries.len();
     if removed == 0 {
-        return Err(Failure::Usage(format!(
-            "{} approves nothing at {address}{}; nothing to revoke",
-            config_path.display(),
-            created_ms.map_or(String::new(), |c| format!(" with created_ms {c}"))
-        )));
+        return Err(ApproveError::NothingToRevoke {
+            path: config_path.to_path_buf(),
+            address: address.to_owned(),
+            created_ms,
+        });
     }
     write_atomically(config_path, &doc)?;
     Ok(format!(
@@ -109,11 +140,13 @@ pub fn revoke(
 
 /// The config as a JSON document, after checking that this same text loads
 /// and validates (one read, so what is edited is what was checked).
-fn load(path: &Path) -> Result<(Value, Config), Failure> {
-    let text = RawConfig::read_checked(path)?;
+fn load(path: &Path) -> Result<(Value, Config), ConfigError> {
+    let text = config::read_checked(path)?;
     let config = Config::validate(path, RawConfig::parse(path, &text)?)?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::Usage(format!("config {}: {e}", path.display())))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
     Ok((doc, config))
 }
 
@@ -126,12 +159,11 @@ fn allowlist(object: &mut Map<String, Value>) -> &mut Vec<Value> {
 }
 
 /// Temp file beside the config (same mode), fsync, rename, fsync the directory.
-fn write_atomically(path: &Path, doc: &Value) -> Result<(), Failure> {
-    let fail = |what: &str, e: std::io::Error| {
-        Failure::Runtime(format!(
-            "cannot {what} {}: {e}; the config is unchanged",
-            path.display()
-        ))
+fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
+    let fail = |what: &'static str, source: std::io::Error| ApproveError::Write {
+        what,
+        path: path.to_path_buf(),
+        source,
     };
     let mode = std::fs::metadata(path)
         .map_err(|e| fail("read", e))?

@@ -2,22 +2,18 @@
 //! `terminal.list` (finished terminals included); it writes nothing to hc
 //! and nothing to disk.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 
-use crate::cli::Failure;
 use crate::config::Config;
-use crate::hc::HcClient;
+use crate::escape::{printable, readable_ms};
 use crate::hc::wire::{Hello, TerminalRecord};
+use crate::hc::{CoreError, HcClient};
 
 /// Runs the probe and returns what to print on stdout.
-pub async fn run(config_path: &Path, as_json: bool) -> Result<String, Failure> {
-    let config = Config::load(config_path)?;
-    let client = HcClient::new(&config.socket_path, config.timeout);
+pub async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
+    let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await?;
     client.close();
     Ok(if as_json {
@@ -45,7 +41,7 @@ pub fn render_json(hello: &Hello, terminals: &[TerminalRecord]) -> String {
 pub fn render_table(hello: &Hello, terminals: &[TerminalRecord]) -> String {
     let mut out = String::new();
     let facts = [
-        ("core_id", printable(&hello.core_id).into_owned()),
+        ("core_id", printable(hello.core_id.as_str()).into_owned()),
         ("version", printable(&hello.version).into_owned()),
         ("generation", hello.generation.to_string()),
         ("framing", printable(&hello.framing).into_owned()),
@@ -120,51 +116,4 @@ fn write_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
     }
     out.push_str(line.trim_end());
     out.push('\n');
-}
-
-/// A unix-ms timestamp as RFC 3339 UTC, e.g. `2025-11-30T05:20:00.123Z`.
-pub fn readable_ms(ms: i64) -> String {
-    match u64::try_from(ms) {
-        Ok(ms) => {
-            humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
-        }
-        Err(_) => "-".to_owned(),
-    }
-}
-
-/// Titles, programs and cwds come from terminal programs: escape control
-/// characters so printing them cannot drive the operator's terminal.
-pub fn printable(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_from_programs_are_escaped() {
-        assert_eq!(printable("ok"), "ok");
-        assert_eq!(printable("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
-        assert_eq!(printable("c1\u{9b}"), "c1\\u{9b}");
-    }
-
-    #[test]
-    fn timestamps_read_as_utc() {
-        assert_eq!(readable_ms(1_764_480_000_123), "2025-11-30T05:20:00.123Z");
-        assert_eq!(readable_ms(-1), "-");
-    }
 }

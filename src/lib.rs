@@ -1,20 +1,25 @@
 //! herdr-core-mcp: lets MCP hosts see and prompt the existing terminals of a
 //! local herdr-core (hc) 0.1.15, and nothing more.
 //!
-//! Module map, from the socket outwards:
-//! - [`hc`]: the core client (wire types, one connection, the pool, typed calls);
-//! - [`config`]: the operator's JSON config, validated into a [`config::Config`];
-//! - [`app`]: what every tool call shares (client, config in force, locks);
-//! - [`tools`]: the MCP tools; [`transport`]: stdio and HTTP; [`serve`]: the server's life;
-//! - [`audit`]: the content-free send record;
-//! - [`inspect`]: the read-only `inspect-core` probe; [`approve`]: `allow` / `revoke`;
-//! - [`cli`], [`logging`]: the command line and stderr logging.
+//! Module map, ground floor first; every arrow points down:
+//! - [`hc`]: the core client (wire types, framing, one connection, the
+//!   pool, typed calls); [`config`]: the operator's JSON config, validated
+//!   into a [`config::Config`]; [`escape`]: how untrusted text is printed;
+//!   [`logging`]: stderr logging.
+//! - [`app`]: what every call shares below the tools (client, config in
+//!   force); [`audit`]: the content-free send record.
+//! - [`tools`]: the MCP tools and their own state; [`inspect`]: the
+//!   read-only `inspect-core` probe; [`approve`]: `allow` / `revoke`.
+//! - [`transport`]: stdio and HTTP; [`serve`]: the server's life.
+//! - [`cli`]: the subcommands, their wiring, and exit codes.
 
 pub mod app;
 pub mod approve;
 pub mod audit;
 pub mod cli;
 pub mod config;
+pub mod escape;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hc;

@@ -2,12 +2,11 @@
 //! an exit code. Nothing but MCP protocol is ever written to stdout by
 //! `serve`; logs go to stderr.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use herdr_core_mcp::cli::{Cli, Command, Failure};
+use herdr_core_mcp::cli::{self, Cli};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -40,38 +39,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run(cli.command));
+    let result = runtime.block_on(cli::run(cli.command));
     // Leave no task running past main (e.g. a blocked stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("herdr-core-mcp: {failure}");
-            ExitCode::from(failure.exit_code())
+        Err(error) => {
+            eprintln!("herdr-core-mcp: {error}");
+            ExitCode::from(error.exit_code())
         }
     }
-}
-
-async fn run(command: Command) -> Result<(), Failure> {
-    let out = match command {
-        Command::Serve { config } => return herdr_core_mcp::serve::run(&config).await,
-        Command::InspectCore { config, json } => {
-            herdr_core_mcp::inspect::run(&config, json).await?
-        }
-        Command::Allow { config, address } => {
-            herdr_core_mcp::approve::allow(&config, &address).await?
-        }
-        Command::Revoke {
-            config,
-            address,
-            created_ms,
-        } => herdr_core_mcp::approve::revoke(&config, &address, created_ms)?,
-    };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Failure::Runtime(format!("cannot write to stdout: {e}")))
 }
 
 /// A small fixed pool: the adapter is I/O-bound and should stay tiny.

@@ -1,57 +1,54 @@
-//! `serve`: load the config, build the shared [`App`], and run the MCP server
-//! over the configured transport until the client leaves or a signal asks
-//! us to stop. SIGHUP reloads the config. Shutdown closes only the
-//! adapter's own connections to hc.
+//! The server's life: build the tools over the shared [`App`] and serve MCP
+//! on an endpoint that is handed in already set up, until the client
+//! leaves or `shutdown` resolves. Reloading the config (on SIGHUP) and the
+//! signal handlers are here too; the command line wires them together.
+//! Shutdown closes only the adapter's own connections to hc.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::app::App;
-use crate::cli::Failure;
-use crate::config::{Config, Transport};
-use crate::transport;
+use crate::config::Config;
+use crate::hc::CoreId;
+use crate::tools::{HerdrServer, Tools};
+use crate::transport::{self, Endpoint};
 
-pub async fn run(config_path: &Path) -> Result<(), Failure> {
-    let config = Config::load(config_path)?;
-    let token = match &config.transport {
-        Transport::Http(_) => Some(
-            transport::auth::BearerToken::from_env().map_err(|e| Failure::Usage(e.to_string()))?,
-        ),
-        Transport::Stdio => None,
-    };
-    // Every handler is installed before serving, so an early signal is
-    // handled, never the default (which would kill the process).
-    let shutdown = shutdown_signal()?;
-    let hangups = watch(SignalKind::hangup(), "SIGHUP")?;
-    let transport = config.transport.clone();
-    log_start(&config);
-    let app = Arc::new(App::new(config));
-    let reloads = tokio::spawn(reload_on_hangup(
-        hangups,
-        Arc::clone(&app),
-        config_path.to_path_buf(),
-    ));
-    let result = match (transport, token) {
-        (Transport::Http(http), Some(token)) => {
-            transport::http::serve(Arc::clone(&app), &http, token, shutdown).await
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The stdio session broke.
+    #[error(transparent)]
+    Session(#[from] transport::stdio::SessionError),
+}
+
+/// Serves MCP for `app` on `endpoint` until the session ends (stdio) or
+/// `shutdown` resolves.
+pub async fn run(
+    app: Arc<App>,
+    endpoint: Endpoint,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    log_start(app.loaded().config());
+    let tools = Arc::new(Tools::new(Arc::clone(&app)));
+    let result = match endpoint {
+        Endpoint::Stdio(pipes) => transport::stdio::serve(HerdrServer::new(tools), pipes, shutdown)
+            .await
+            .map_err(ServeError::from),
+        Endpoint::Http(endpoint) => {
+            transport::http::serve(tools, endpoint, shutdown).await;
+            Ok(())
         }
-        _ => transport::stdio::serve(Arc::clone(&app), shutdown).await,
     };
-    reloads.abort();
-    app.client.close();
+    app.client().close();
     result
 }
 
-fn watch(kind: SignalKind, name: &str) -> Result<Signal, Failure> {
-    signal(kind).map_err(|e| Failure::Runtime(format!("cannot install a {name} handler: {e}")))
-}
-
-/// Reloads the config on every SIGHUP until the task is aborted.
-async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: PathBuf) {
+/// Reloads the config on every SIGHUP of `hangups`, until the task is dropped.
+pub async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: &Path) {
     while hangups.recv().await.is_some() {
-        reload(&app, &path);
+        reload(&app, path);
     }
 }
 
@@ -69,33 +66,17 @@ pub fn reload(app: &App, path: &Path) {
             return;
         }
     };
-    let current = app.config();
-    let mut needs_restart = Vec::new();
-    if new.socket_path != current.socket_path {
-        needs_restart.push("socketPath");
-    }
-    if new.transport != current.transport {
-        needs_restart.push("transport/http");
-    }
-    if new.timeout != current.timeout {
-        needs_restart.push("timeoutMs");
-    }
+    let (applied, needs_restart) = app.loaded().config().reloaded(new);
     if !needs_restart.is_empty() {
         tracing::warn!(
             "config reload: {} changed but take effect only after a restart of serve; still using the old values",
             needs_restart.join(", ")
         );
     }
-    let applied = Config {
-        socket_path: current.socket_path.clone(),
-        transport: current.transport.clone(),
-        timeout: current.timeout,
-        ..new
-    };
     tracing::info!(
-        core_id = applied.core_id.as_deref().unwrap_or("-"),
-        send_mode = applied.send_mode.as_str(),
-        approved = applied.send_allowlist.len(),
+        core_id = applied.core_id().map_or("-", CoreId::as_str),
+        send_mode = applied.send_mode().as_str(),
+        approved = applied.approved_count(),
         "config reloaded"
     );
     app.replace_config(applied);
@@ -103,21 +84,27 @@ pub fn reload(app: &App, path: &Path) {
 
 fn log_start(config: &Config) {
     tracing::info!(
-        socket = %config.socket_path.display(),
-        send_mode = config.send_mode.as_str(),
-        core_id = config.core_id.as_deref().unwrap_or("-"),
-        approved = config.send_allowlist.len(),
-        timeout_ms = u64::try_from(config.timeout.as_millis()).unwrap_or(u64::MAX),
+        socket = %config.socket_path().display(),
+        send_mode = config.send_mode().as_str(),
+        core_id = config.core_id().map_or("-", CoreId::as_str),
+        approved = config.approved_count(),
+        timeout_ms = u64::try_from(config.timeout().as_millis()).unwrap_or(u64::MAX),
         "herdr-core-mcp {} starting",
         env!("CARGO_PKG_VERSION")
     );
 }
 
+/// Installs the handler for signal `kind` now, so an early signal is
+/// handled, never the default (which would kill the process).
+pub fn watch(kind: SignalKind) -> std::io::Result<Signal> {
+    signal(kind)
+}
+
 /// Installs the SIGTERM and SIGINT handlers now; the future resolves on
 /// either.
-pub fn shutdown_signal() -> Result<impl Future<Output = ()>, Failure> {
-    let mut term = watch(SignalKind::terminate(), "SIGTERM")?;
-    let mut int = watch(SignalKind::interrupt(), "SIGINT")?;
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
+    let mut term = watch(SignalKind::terminate())?;
+    let mut int = watch(SignalKind::interrupt())?;
     Ok(async move {
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM: shutting down"),

@@ -277,7 +277,12 @@ async fn a_blocked_terminal_is_refused_without_force() {
 async fn a_send_on_another_core_is_not_dispatched() {
     let sim = Sim::start(SimOptions::agents(1));
     let client = client(&sim, 5_000);
-    let refused = client.send(send("t1", "hi", None), "some-other-core").await;
+    let refused = client
+        .send(
+            send("t1", "hi", None),
+            &crate::support::core("some-other-core"),
+        )
+        .await;
     assert!(
         matches!(
             refused,
@@ -327,7 +332,7 @@ async fn idle_connections_to_a_restarted_core_are_dropped_not_reused() {
     // get a fresh, handshaken connection instead of failing.
     for _ in 0..parked {
         let answer = client.get("t1").await.expect("served by the new core");
-        assert_eq!(answer.core.core_id, sim.core_id);
-        assert_ne!(answer.core.core_id, old_core);
+        assert_eq!(answer.core.core_id.as_str(), sim.core_id);
+        assert_ne!(answer.core.core_id.as_str(), old_core);
     }
 }

@@ -301,7 +301,7 @@ async fn fixture() -> Fixture {
             text,
             guard: None,
         };
-        hc.send(request, &sim.core_id)
+        hc.send(request, &crate::support::core(&sim.core_id))
             .await
             .expect("arranging send");
     };

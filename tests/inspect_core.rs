@@ -35,7 +35,7 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
     let listed = client.list(true).await.unwrap();
     // Pin what varies between runs (ids, clocks, paths); keep everything else.
     let hello = Hello {
-        core_id: "c8d1f0a2-0000-4000-8000-000000000000".into(),
+        core_id: crate::support::core("c8d1f0a2-0000-4000-8000-000000000000"),
         pid: 4242,
         started_ms: 1_764_480_000_000,
         ..(*listed.core).clone()

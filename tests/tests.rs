@@ -6,6 +6,7 @@ mod support;
 mod approve;
 mod core_client;
 mod fault_matrix;
+#[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod http_transport;
 mod inspect_core;

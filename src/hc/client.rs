@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+use super::core_id::CoreId;
 use super::error::CoreError;
 use super::pool::Pool;
 use super::wire::{
@@ -64,10 +65,6 @@ impl HcClient {
             pool: Pool::new(socket_path),
             timeout,
         }
-    }
-
-    pub fn socket_path(&self) -> &Path {
-        self.pool.path()
     }
 
     pub fn pool(&self) -> &Pool {
@@ -121,18 +118,18 @@ impl HcClient {
     pub async fn send(
         &self,
         request: SendRequest<'_>,
-        expected_core_id: &str,
+        expected_core_id: &CoreId,
     ) -> Result<Answer<SendResult>, SendError> {
         let dispatched = AtomicBool::new(false);
         let method = Method::Send;
         let attempt = async {
             let mut lease = self.pool.acquire().await?;
             let core = Arc::clone(lease.conn().hello());
-            if core.core_id != expected_core_id {
+            if core.core_id != *expected_core_id {
                 // Nothing is wrong with the connection: park it again.
                 lease.release();
                 return Err(CoreError::CoreChanged {
-                    expected: expected_core_id.to_owned(),
+                    expected: expected_core_id.clone(),
                     actual: core.core_id.clone(),
                 });
             }

@@ -1,82 +1,33 @@
-//! One lockstep connection to hc: the Unix socket, `plain` line framing, the
-//! handshake with its exact pins, the byte cap enforced while reading, and
-//! the validation of every reply (jsonrpc, id, result xor error).
-//!
-//! A `Connection` never outlives a fault: every error returned here means
-//! the caller must drop it. Timeouts and pooling are the pool's business.
-//!
-//! jsonrpsee's async client is not used for this layer: it skips
-//! notification lines it has no subscription for (hc's contract makes them a
-//! protocol violation that must fail the call), accepts batches, and
-//! multiplexes requests on one connection, so a timed-out call leaves the
-//! connection in use. `jsonrpsee-types` supplies the wire envelope instead.
+//! One lockstep connection to hc: a [`Framed`] stream that has passed the
+//! handshake with its exact pins (version, generation, framing; the core_id
+//! is checked by its type). A `Connection` never outlives a fault: every
+//! error returned here means the caller must drop it. Timeouts and pooling
+//! are the client's and the pool's business.
 
-use std::borrow::Cow;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
 
-use jsonrpsee_types::{ErrorObject, Id, Request, TwoPointZero};
-use serde::de::{DeserializeOwned, IgnoredAny};
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::error::CoreError;
+use super::framing::Framed;
 use super::wire::{self, ClientInfo, Hello, HelloParams, Method};
-
-/// Most bytes accepted in one reply line. hc replies are small JSON objects;
-/// a screen is at most a few hundred KiB, so 1 MiB leaves room while keeping
-/// a runaway or hostile reply from growing the adapter's memory.
-pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
-
-/// Read buffer of one connection. Small, so eight idle connections stay tiny.
-const READ_BUFFER_BYTES: usize = 16 * 1024;
-
-/// A line buffer grown past this by a large reply is released afterwards, so
-/// one big `terminal.list` does not pin a megabyte per pooled connection.
-const KEEP_LINE_CAPACITY_BYTES: usize = 64 * 1024;
 
 /// Name and version sent in `hc.hello`.
 const CLIENT_NAME: &str = env!("CARGO_PKG_NAME");
 const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub struct Connection {
-    path: Arc<Path>,
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
-    next_id: u64,
+    framed: Framed,
     hello: Arc<Hello>,
-    line: Vec<u8>,
-    request: Vec<u8>,
 }
 
 impl Connection {
     /// Connects and performs the handshake; fails unless hc is exactly the
     /// pinned version, generation and framing.
     pub async fn open(path: Arc<Path>) -> Result<Connection, CoreError> {
-        let stream = UnixStream::connect(&*path)
-            .await
-            .map_err(|source| connect_error(&path, source))?;
-        let (read, writer) = stream.into_split();
-        let mut conn = Connection {
-            reader: BufReader::with_capacity(READ_BUFFER_BYTES, read),
-            writer,
-            next_id: 1,
-            hello: Arc::new(Hello {
-                core_id: String::new(),
-                version: String::new(),
-                generation: 0,
-                framing: String::new(),
-                pid: 0,
-                started_ms: 0,
-            }),
-            line: Vec::new(),
-            request: Vec::new(),
-            path,
-        };
+        let mut framed = Framed::connect(path).await?;
         let params = HelloParams {
             generation: wire::PINNED_GENERATION,
             framing: wire::PINNED_FRAMING,
@@ -85,7 +36,7 @@ impl Connection {
                 version: CLIENT_VERSION,
             },
         };
-        let hello: Hello = match conn.call(Method::Hello, &params).await {
+        let hello: Hello = match framed.call(Method::Hello, &params).await {
             Ok(hello) => hello,
             Err(CoreError::Rpc { message, data, .. }) => {
                 let detail = match data {
@@ -93,43 +44,17 @@ impl Connection {
                     None => message,
                 };
                 return Err(CoreError::HandshakeRefused {
-                    path: conn.path.to_path_buf(),
+                    path: framed.path().to_path_buf(),
                     detail,
                 });
             }
             Err(e) => return Err(e),
         };
-        conn.check_pins(&hello)?;
-        conn.hello = Arc::new(hello);
-        Ok(conn)
-    }
-
-    fn check_pins(&self, hello: &Hello) -> Result<(), CoreError> {
-        let pin = |what, expected: &str, actual: String| CoreError::HandshakePin {
-            path: self.path.to_path_buf(),
-            what,
-            expected: expected.to_owned(),
-            actual,
-        };
-        if hello.version != wire::PINNED_VERSION {
-            return Err(pin("version", wire::PINNED_VERSION, hello.version.clone()));
-        }
-        if hello.generation != wire::PINNED_GENERATION {
-            return Err(pin("generation", "1", hello.generation.to_string()));
-        }
-        if hello.framing != wire::PINNED_FRAMING {
-            return Err(pin("framing", wire::PINNED_FRAMING, hello.framing.clone()));
-        }
-        let id = &hello.core_id;
-        let printable = id.bytes().all(|b| (0x20..0x7f).contains(&b));
-        if id.is_empty() || id.len() > wire::MAX_CORE_ID_CHARS || !printable {
-            return Err(CoreError::Protocol {
-                path: self.path.to_path_buf(),
-                method: Method::Hello,
-                detail: "core_id is not 1-128 printable ASCII characters".into(),
-            });
-        }
-        Ok(())
+        check_pins(framed.path(), &hello)?;
+        Ok(Connection {
+            framed,
+            hello: Arc::new(hello),
+        })
     }
 
     /// Who answered the handshake on this connection.
@@ -137,29 +62,10 @@ impl Connection {
         &self.hello
     }
 
-    /// True while nothing unexpected is waiting on the socket: no EOF, no
-    /// unsolicited bytes. Checked before a pooled connection is reused, so a
-    /// connection to an hc that has since exited is never handed out.
+    /// True while nothing unexpected is waiting on the socket (see
+    /// [`Framed::is_healthy`]).
     pub fn is_healthy(&self) -> bool {
-        if !self.reader.buffer().is_empty() {
-            return false;
-        }
-        // Ask the kernel directly (not tokio's cached readiness, which may
-        // not have seen hc's close yet): a non-blocking peek that finds
-        // nothing to read is the only healthy answer.
-        let fd = self.reader.get_ref().as_ref().as_raw_fd();
-        let mut probe = [0u8; 1];
-        // SAFETY: `fd` is this connection's open socket for the whole call;
-        // `probe` is a valid 1-byte buffer; MSG_PEEK consumes nothing.
-        let peeked = unsafe {
-            libc::recv(
-                fd,
-                probe.as_mut_ptr().cast(),
-                probe.len(),
-                libc::MSG_PEEK | libc::MSG_DONTWAIT,
-            )
-        };
-        peeked < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+        self.framed.is_healthy()
     }
 
     /// Writes one request line. Once this starts, the request may have
@@ -169,22 +75,7 @@ impl Connection {
         method: Method,
         params: &P,
     ) -> Result<u64, CoreError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let params = serde_json::value::to_raw_value(params).map_err(|e| CoreError::Protocol {
-            path: self.path.to_path_buf(),
-            method,
-            detail: format!("cannot encode params: {e}"),
-        })?;
-        let request = Request::borrowed(method.as_str(), Some(&params), Id::Number(id));
-        self.request.clear();
-        serde_json::to_writer(&mut self.request, &request).expect("a request always encodes");
-        self.request.push(b'\n');
-        self.writer
-            .write_all(&self.request)
-            .await
-            .map_err(|source| self.io_error(method, source))?;
-        Ok(id)
+        self.framed.write_request(method, params).await
     }
 
     /// Reads and validates the reply to request `id`, decoding its result.
@@ -193,221 +84,34 @@ impl Connection {
         method: Method,
         id: u64,
     ) -> Result<R, CoreError> {
-        self.read_line(method).await?;
-        let parsed = parse_reply(&self.line, id).map_err(|detail| self.protocol(method, detail));
-        let outcome = match parsed {
-            Ok(Reply::Result(raw)) => serde_json::from_str::<R>(raw.get())
-                .map_err(|e| self.protocol(method, format!("result has the wrong shape: {e}"))),
-            Ok(Reply::Error(err)) => Err(rpc_error(method, &err)),
-            Err(e) => Err(e),
-        };
-        if self.line.capacity() > KEEP_LINE_CAPACITY_BYTES {
-            self.line = Vec::new();
-        }
-        outcome
+        self.framed.read_reply(method, id).await
     }
 
-    /// One request and its reply, without a deadline (the pool adds it).
+    /// One request and its reply, without a deadline (the client adds it).
     pub async fn call<P: Serialize, R: DeserializeOwned>(
         &mut self,
         method: Method,
         params: &P,
     ) -> Result<R, CoreError> {
-        let id = self.write_request(method, params).await?;
-        self.read_reply(method, id).await
-    }
-
-    /// Reads one `\n`-terminated line into `self.line`, failing as soon as
-    /// it would pass [`MAX_REPLY_BYTES`]: the cap holds while reading.
-    async fn read_line(&mut self, method: Method) -> Result<(), CoreError> {
-        self.line.clear();
-        loop {
-            let buf = match self.reader.fill_buf().await {
-                Ok(buf) => buf,
-                Err(source) => return Err(self.io_error(method, source)),
-            };
-            if buf.is_empty() {
-                return Err(CoreError::Closed {
-                    path: self.path.to_path_buf(),
-                    method,
-                });
-            }
-            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-                Some(pos) => (pos, true),
-                None => (buf.len(), false),
-            };
-            if self.line.len() + take > MAX_REPLY_BYTES {
-                return Err(CoreError::ReplyTooLarge {
-                    path: self.path.to_path_buf(),
-                    method,
-                });
-            }
-            self.line.extend_from_slice(&buf[..take]);
-            self.reader.consume(if done { take + 1 } else { take });
-            if done {
-                return Ok(());
-            }
-        }
-    }
-
-    fn protocol(&self, method: Method, detail: String) -> CoreError {
-        CoreError::Protocol {
-            path: self.path.to_path_buf(),
-            method,
-            detail,
-        }
-    }
-
-    fn io_error(&self, method: Method, source: std::io::Error) -> CoreError {
-        CoreError::Io {
-            path: self.path.to_path_buf(),
-            method,
-            source,
-        }
+        self.framed.call(method, params).await
     }
 }
 
-fn connect_error(path: &Path, source: std::io::Error) -> CoreError {
-    use std::io::ErrorKind as K;
-    let path = path.to_path_buf();
-    match source.kind() {
-        K::NotFound => CoreError::SocketMissing { path },
-        // Linux answers ECONNREFUSED both for a stale socket and for a
-        // regular file at the path.
-        K::ConnectionRefused => CoreError::NotListening { path },
-        _ => CoreError::Connect { path, source },
+fn check_pins(path: &Path, hello: &Hello) -> Result<(), CoreError> {
+    let pin = |what, expected: &str, actual: String| CoreError::HandshakePin {
+        path: path.to_path_buf(),
+        what,
+        expected: expected.to_owned(),
+        actual,
+    };
+    if hello.version != wire::PINNED_VERSION {
+        return Err(pin("version", wire::PINNED_VERSION, hello.version.clone()));
     }
-}
-
-pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
-    let data: Option<serde_json::Value> = err
-        .data()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok());
-    let code = i64::from(err.code());
-    CoreError::Rpc {
-        method,
-        code,
-        message: err.message().to_owned(),
-        kind: wire::ErrorKind::classify(code, err.message(), data.as_ref()),
-        data,
+    if hello.generation != wire::PINNED_GENERATION {
+        return Err(pin("generation", "1", hello.generation.to_string()));
     }
-}
-
-pub(crate) enum Reply<'a> {
-    Result(&'a RawValue),
-    Error(ErrorObject<'a>),
-}
-
-/// The reply envelope. `result` and `error` record presence even when their
-/// value is `null`, so "both" and "neither" are both caught.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    jsonrpc: Option<TwoPointZero>,
-    #[serde(borrow)]
-    id: Option<Id<'a>>,
-    method: Option<IgnoredAny>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<ErrorObject<'a>>,
-}
-
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
-
-pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "reply is not UTF-8".to_owned())?;
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        return Err("reply is a batch".into());
+    if hello.framing != wire::PINNED_FRAMING {
+        return Err(pin("framing", wire::PINNED_FRAMING, hello.framing.clone()));
     }
-    if !trimmed.starts_with('{') {
-        return Err(format!("reply is not a JSON object: {}", preview(text)));
-    }
-    let envelope: Envelope<'_> =
-        serde_json::from_str(text).map_err(|e| format!("reply is not valid JSON-RPC: {e}"))?;
-    if envelope.jsonrpc.is_none() {
-        return Err("reply lacks \"jsonrpc\":\"2.0\"".into());
-    }
-    if envelope.method.is_some() {
-        return Err("got a notification or request where a reply was due".into());
-    }
-    match envelope.id {
-        Some(Id::Number(n)) if n == expected_id => {}
-        Some(other) => {
-            return Err(format!(
-                "reply id {other:?} does not match request id {expected_id}"
-            ));
-        }
-        None => return Err("reply has no id".into()),
-    }
-    match (envelope.result, envelope.error) {
-        (Some(result), None) => Ok(Reply::Result(result)),
-        (None, Some(error)) => Ok(Reply::Error(error)),
-        (Some(_), Some(_)) => Err("reply has both result and error".into()),
-        (None, None) => Err("reply has neither result nor error".into()),
-    }
-}
-
-fn preview(text: &str) -> Cow<'_, str> {
-    const PREVIEW_CHARS: usize = 40;
-    match text.char_indices().nth(PREVIEW_CHARS) {
-        Some((i, _)) => Cow::Owned(format!("{}…", &text[..i])),
-        None => Cow::Borrowed(text),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(line: &str, id: u64) -> Result<&'static str, String> {
-        parse_reply(line.as_bytes(), id).map(|r| match r {
-            Reply::Result(_) => "result",
-            Reply::Error(_) => "error",
-        })
-    }
-
-    #[test]
-    fn accepts_exactly_one_of_result_and_error_with_matching_id() {
-        assert_eq!(
-            parse(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3),
-            Ok("result")
-        );
-        assert_eq!(
-            parse(
-                r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"not_found"}}"#,
-                3
-            ),
-            Ok("error")
-        );
-    }
-
-    #[test]
-    fn rejects_every_envelope_violation() {
-        let bad = [
-            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
-            r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
-            r#"{"id":3,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":"3","result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":3}"#,
-            r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":3,"result":null,"error":{"code":1,"message":"x"}}"#,
-            r#"{"jsonrpc":"2.0","method":"terminal.status","params":{}}"#,
-            r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#,
-            r#"[{"jsonrpc":"2.0","id":3,"result":{}}]"#,
-            r#"{"jsonrpc":"2.0","id":3,"result":"#,
-            r#"{"jsonrpc":"2.0","id":3,"id":3,"result":{}}"#,
-            "not json",
-        ];
-        for line in bad {
-            assert!(parse(line, 3).is_err(), "accepted: {line}");
-        }
-    }
+    Ok(())
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::core_id::CoreId;
 use super::wire::{self, ErrorKind, Method};
 
 /// Why a call to hc failed. Whether the failure happened before or after a
@@ -99,7 +100,7 @@ pub enum CoreError {
     #[error(
         "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Re-approve with inspect-core"
     )]
-    CoreChanged { expected: String, actual: String },
+    CoreChanged { expected: CoreId, actual: CoreId },
 }
 
 fn rpc_message(method: Method, code: i64, message: &str, kind: Option<&ErrorKind>) -> String {

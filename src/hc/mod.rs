@@ -1,12 +1,17 @@
 //! The core client: everything that knows hc's protocol. `wire` is the
-//! contract as types, `conn` one framed connection, `pool` the bounded set of
-//! connections, `client` the typed calls the rest of the adapter uses.
+//! contract as types, `framing` one line-framed stream with its byte cap,
+//! `conn` a handshaken connection, `pool` the bounded set of connections,
+//! `client` the typed calls the rest of the adapter uses. Ground floor: it
+//! imports nothing of the adapter above it.
 
 pub mod client;
 pub mod conn;
+mod core_id;
 pub mod error;
+pub mod framing;
 pub mod pool;
 pub mod wire;
 
 pub use client::{Answer, HcClient, SendError, SendRequest};
+pub use core_id::{CoreId, InvalidCoreId};
 pub use error::CoreError;

@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
+
 /// The only hc version this adapter speaks; anything else is refused at the
 /// handshake rather than guessed at.
 pub const PINNED_VERSION: &str = "0.1.15";
@@ -16,9 +18,6 @@ pub const PINNED_VERSION: &str = "0.1.15";
 pub const PINNED_GENERATION: u64 = 1;
 /// Line framing: one JSON-RPC message per `\n`-terminated line.
 pub const PINNED_FRAMING: &str = "plain";
-/// Longest core_id hc documents; longer ones are a protocol violation.
-pub const MAX_CORE_ID_CHARS: usize = 128;
-
 /// The hc methods the adapter calls. `terminal.send` is the only one that
 /// writes to a terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub struct HelloParams<'a> {
 /// hc's answer to `hc.hello`: who this core is.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Hello {
-    pub core_id: String,
+    pub core_id: CoreId,
     pub version: String,
     pub generation: u64,
     pub framing: String,

@@ -5,12 +5,12 @@ use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cursor::{CursorError, Position};
-use super::{Failure, structured};
-use crate::app::App;
+use super::Tools;
+use super::cursor::Position;
+use super::error::{ToolError, structured};
 use crate::config::TerminalLifetime;
+use crate::escape::printable;
 use crate::hc::wire::TerminalRecord;
-use crate::inspect::printable;
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.
@@ -48,21 +48,18 @@ pub struct ListSessionsOutput {
     pub next_cursor: Option<String>,
 }
 
-pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Failure> {
+pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult, ToolError> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(Failure::InvalidParams(format!(
+        return Err(ToolError::InvalidArgs(format!(
             "limit must be between 1 and {MAX_LIMIT}, got {limit}"
         )));
     }
-    let listed = app.client.list(args.include_finished).await?;
-    let core_id = listed.core.core_id.clone();
+    let listed = tools.app().client().list(args.include_finished).await?;
+    let live_core = &listed.core.core_id;
+    let core_id = live_core.to_string();
     let after = match &args.cursor {
-        Some(cursor) => Some(
-            app.cursor_key
-                .open(cursor, &core_id)
-                .map_err(cursor_failure)?,
-        ),
+        Some(cursor) => Some(tools.cursors().open(cursor, &core_id)?),
         None => None,
     };
     let mut terminals = listed.value;
@@ -78,20 +75,21 @@ pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Fa
     let page = &rest[..rest.len().min(limit)];
     let next_cursor = (rest.len() > limit).then(|| {
         let last = page.last().expect("a full page has a last record");
-        app.cursor_key.seal(&Position {
+        tools.cursors().seal(&Position {
             core_id: core_id.clone(),
             created_ms: last.created_ms,
             address: last.address.clone(),
         })
     });
     // One snapshot for the whole page: every record is judged by the same config.
-    let approvals = app.approvals();
+    let loaded = tools.app().loaded();
+    let approvals = loaded.approvals().ok();
     let sessions: Vec<Session> = page
         .iter()
         .map(|record| Session {
-            send_approved: approvals.as_ref().is_some_and(|config| {
+            send_approved: approvals.is_some_and(|config| {
                 config.is_send_approved(
-                    &core_id,
+                    live_core,
                     &TerminalLifetime {
                         address: record.address.clone(),
                         created_ms: record.created_ms,
@@ -108,16 +106,6 @@ pub async fn run(app: &App, args: ListSessionsArgs) -> Result<CallToolResult, Fa
     };
     let text = render(&output);
     Ok(structured(&output, text, false))
-}
-
-fn cursor_failure(e: CursorError) -> Failure {
-    Failure::Tool {
-        kind: match e {
-            CursorError::Invalid => "invalid_cursor",
-            CursorError::OtherCore { .. } => "cursor_from_other_core",
-        },
-        message: e.to_string(),
-    }
 }
 
 fn render(output: &ListSessionsOutput) -> String {

@@ -5,11 +5,11 @@ use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Tools;
+use super::error::{ToolError, structured};
 use super::text::tail_chars;
-use super::{Failure, structured};
-use crate::app::App;
+use crate::escape::printable;
 use crate::hc::wire::TerminalStatus;
-use crate::inspect::printable;
 
 /// Most characters one read returns: a full 120x200 screen fits, and a
 /// model's context is not flooded.
@@ -52,27 +52,27 @@ pub struct ReadOutputOutput {
     pub notice: String,
 }
 
-pub async fn run(app: &App, args: ReadOutputArgs) -> Result<CallToolResult, Failure> {
+pub async fn run(tools: &Tools, args: ReadOutputArgs) -> Result<CallToolResult, ToolError> {
     let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
     if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-        return Err(Failure::InvalidParams(format!(
+        return Err(ToolError::InvalidArgs(format!(
             "max_chars must be between 1 and {MAX_READ_CHARS}, got {max_chars}"
         )));
     }
-    let read = app.client.read(&args.address).await?;
+    let read = tools.app().client().read(&args.address).await?;
     let screen = read.value;
     if let Some(expected) = args.created_ms
         && expected != screen.created_ms
     {
-        return Err(Failure::lifetime_mismatch(
-            &args.address,
+        return Err(ToolError::LifetimeMismatch {
+            address: args.address,
             expected,
-            screen.created_ms,
-        ));
+            actual: screen.created_ms,
+        });
     }
     let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars as usize);
     let output = ReadOutputOutput {
-        core_id: read.core.core_id.clone(),
+        core_id: read.core.core_id.to_string(),
         address: screen.address,
         created_ms: screen.created_ms,
         status: screen.status,

@@ -1,6 +1,30 @@
 //! The transports: the same [`crate::tools::HerdrServer`] served over stdio
 //! or over bearer-authenticated Streamable HTTP. A transport never sees hc.
+//!
+//! An [`Endpoint`] is what `serve` is handed, already set up: the byte
+//! pipes for stdio, or a bound listener with its token for HTTP. So the
+//! server can be run in-process on a duplex or on port 0.
 
 pub mod auth;
 pub mod http;
 pub mod stdio;
+
+use crate::config::HttpConfig;
+use auth::BearerToken;
+use stdio::Pipes;
+
+/// Where `serve` speaks MCP.
+pub enum Endpoint {
+    /// One session over a pair of byte streams (the process's stdin and
+    /// stdout, or any duplex).
+    Stdio(Pipes),
+    /// Streamable HTTP on a bound loopback listener.
+    Http(HttpEndpoint),
+}
+
+/// Everything the HTTP transport needs; only this transport has a token.
+pub struct HttpEndpoint {
+    pub listener: tokio::net::TcpListener,
+    pub config: HttpConfig,
+    pub token: BearerToken,
+}

@@ -1,20 +1,56 @@
 //! MCP over stdio: what an MCP host launches. Only protocol reaches stdout.
+//! The pipes are injected, so the same code serves the process's stdin and
+//! stdout or an in-process duplex.
 
-use std::sync::Arc;
+use std::pin::Pin;
 
 use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::app::App;
-use crate::cli::Failure;
 use crate::tools::HerdrServer;
 
-/// Serves until stdin closes, the client ends the session, or `shutdown`.
-pub async fn serve(app: Arc<App>, shutdown: impl Future<Output = ()>) -> Result<(), Failure> {
+type Reader = Pin<Box<dyn AsyncRead + Send>>;
+type Writer = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// The two byte streams of one stdio session.
+pub struct Pipes {
+    reader: Reader,
+    writer: Writer,
+}
+
+impl Pipes {
+    /// The process's own stdin and stdout.
+    pub fn process() -> Pipes {
+        Pipes::new(tokio::io::stdin(), tokio::io::stdout())
+    }
+
+    pub fn new(
+        reader: impl AsyncRead + Send + 'static,
+        writer: impl AsyncWrite + Send + 'static,
+    ) -> Pipes {
+        Pipes {
+            reader: Box::pin(reader),
+            writer: Box::pin(writer),
+        }
+    }
+}
+
+/// Why a stdio session failed.
+#[derive(Debug, thiserror::Error)]
+#[error("the stdio session failed: {0}")]
+pub struct SessionError(String);
+
+/// Serves one session until the input closes, the client ends the session,
+/// or `shutdown`.
+pub async fn serve(
+    server: HerdrServer,
+    pipes: Pipes,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), SessionError> {
     tracing::info!("serving MCP over stdio");
-    let server = HerdrServer::new(app);
     tokio::pin!(shutdown);
     let running = tokio::select! {
-        running = server.serve(rmcp::transport::stdio_pipes()) => running,
+        running = server.serve((pipes.reader, pipes.writer)) => running,
         () = &mut shutdown => return Ok(()),
     };
     let running = match running {
@@ -29,7 +65,7 @@ pub async fn serve(app: Arc<App>, shutdown: impl Future<Output = ()>) -> Result<
     tokio::select! {
         quit = running.waiting() => {
             if let Err(e) = quit {
-                return Err(Failure::Runtime(format!("the stdio session failed: {e}")));
+                return Err(SessionError(e.to_string()));
             }
         }
         () = &mut shutdown => token.cancel(),

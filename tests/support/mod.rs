@@ -307,3 +307,8 @@ pub fn run_adapter(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String)
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// A core_id as the adapter's types hold it.
+pub fn core(id: &str) -> herdr_core_mcp::hc::CoreId {
+    herdr_core_mcp::hc::CoreId::try_from(id.to_owned()).expect("a valid core_id")
+}

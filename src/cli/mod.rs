@@ -1,5 +1,12 @@
-//! The command line: subcommands, their flags, and how a failure maps to an
-//! exit code (0 ok, 2 usage or config error, 1 runtime failure).
+//! The command line: the subcommands and their flags (`clap`), what each
+//! runs (`run`), and the one error type of a whole command with its exit
+//! code (`error`: 0 ok, 2 usage or config error, 1 runtime failure).
+
+mod error;
+mod run;
+
+pub use error::Error;
+pub use run::run;
 
 use std::path::PathBuf;
 
@@ -59,36 +66,4 @@ pub enum Command {
         #[arg(long, value_name = "MS")]
         created_ms: Option<i64>,
     },
-}
-
-/// A failure of a whole command, already worded for the operator.
-#[derive(Debug, thiserror::Error)]
-pub enum Failure {
-    /// Bad arguments, config or environment: fix the input and retry.
-    #[error("{0}")]
-    Usage(String),
-    /// Something went wrong while running.
-    #[error("{0}")]
-    Runtime(String),
-}
-
-impl Failure {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Failure::Usage(_) => 2,
-            Failure::Runtime(_) => 1,
-        }
-    }
-}
-
-impl From<crate::config::ConfigError> for Failure {
-    fn from(e: crate::config::ConfigError) -> Failure {
-        Failure::Usage(e.to_string())
-    }
-}
-
-impl From<crate::hc::CoreError> for Failure {
-    fn from(e: crate::hc::CoreError) -> Failure {
-        Failure::Runtime(e.to_string())
-    }
 }

@@ -1,0 +1,65 @@
+//! The error of a whole command, and the one place each layer's error is
+//! mapped to an exit code: 2 for what the operator must fix in the input
+//! (arguments, config, token), 1 for what went wrong while running.
+
+use std::net::SocketAddr;
+
+use crate::approve::ApproveError;
+use crate::config::ConfigError;
+use crate::hc::CoreError;
+use crate::serve::ServeError;
+use crate::transport::auth::TokenError;
+
+/// Why a command failed, already worded for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The config was refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The HTTP bearer token was refused.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// hc could not be probed.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// `allow` or `revoke` changed nothing.
+    #[error(transparent)]
+    Approve(#[from] ApproveError),
+    /// Serving stopped with an error.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// The HTTP port could not be bound.
+    #[error("cannot listen on {address}: {source}; pick another http.port or stop what uses it")]
+    Bind {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A signal handler could not be installed.
+    #[error("cannot install a {name} handler: {source}")]
+    Signal {
+        name: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// What the command printed could not be written.
+    #[error("cannot write to stdout: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> u8 {
+        const USAGE: u8 = 2;
+        const RUNTIME: u8 = 1;
+        match self {
+            Error::Config(_) | Error::Token(_) => USAGE,
+            Error::Approve(ApproveError::Config(_) | ApproveError::NothingToRevoke { .. }) => USAGE,
+            Error::Approve(_)
+            | Error::Core(_)
+            | Error::Serve(_)
+            | Error::Bind { .. }
+            | Error::Signal { .. }
+            | Error::Output(_) => RUNTIME,
+        }
+    }
+}

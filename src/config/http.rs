@@ -1,0 +1,68 @@
+//! The `http` block: the port (127.0.0.1 only, there is no host setting)
+//! and the exact `Host` and `Origin` values the HTTP transport accepts.
+
+use super::{Invalid, RawHttp, invalid};
+
+const DEFAULT_HTTP_PORT: u16 = 8765;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    pub port: u16,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+}
+
+pub(super) fn validate(raw: RawHttp) -> Result<HttpConfig, Invalid> {
+    let port = match raw.port {
+        None => DEFAULT_HTTP_PORT,
+        Some(p) => u16::try_from(p)
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| invalid("http.port", format!("must be between 1 and 65535, got {p}")))?,
+    };
+    let allowed_hosts = raw
+        .allowed_hosts
+        .unwrap_or_else(|| vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")]);
+    if allowed_hosts.is_empty() {
+        return Err(invalid(
+            "http.allowedHosts",
+            "is empty, so every request would be refused: list the Host values clients send, e.g. \"127.0.0.1:8765\"",
+        ));
+    }
+    for (i, host) in allowed_hosts.iter().enumerate() {
+        if host.is_empty()
+            || host
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+        {
+            return Err(invalid(
+                format!("http.allowedHosts[{i}]"),
+                "must be an exact Host value such as \"127.0.0.1:8765\"",
+            ));
+        }
+    }
+    let allowed_origins = raw.allowed_origins.unwrap_or_default();
+    for (i, origin) in allowed_origins.iter().enumerate() {
+        // An Origin header is only scheme://host[:port]; anything else here
+        // could never match and would refuse the client it meant to allow.
+        let authority = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"));
+        let shaped = authority.is_some_and(|a| {
+            !a.is_empty()
+                && !a.contains(['/', '?', '#'])
+                && !a.chars().any(|c| c.is_whitespace() || c.is_control())
+        });
+        if !shaped {
+            return Err(invalid(
+                format!("http.allowedOrigins[{i}]"),
+                "must be an exact origin such as \"https://mcp.example.net\" (scheme, host, optional port; no path)",
+            ));
+        }
+    }
+    Ok(HttpConfig {
+        port,
+        allowed_hosts,
+        allowed_origins,
+    })
+}

@@ -1,0 +1,108 @@
+//! The config's parsing and validation rules.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    let path = Path::new("/test/config.json");
+    Config::validate(path, RawConfig::parse(path, text)?)
+}
+
+fn core(id: &str) -> CoreId {
+    CoreId::try_from(id.to_owned()).unwrap()
+}
+
+#[test]
+fn it_applies_the_documented_defaults() {
+    let config = parse(r#"{"socketPath": "/run/hc.sock"}"#).unwrap();
+    assert_eq!(config.transport(), &Transport::Stdio);
+    assert_eq!(config.send_mode(), SendMode::IdleOnly);
+    assert_eq!(config.timeout(), Duration::from_millis(15_000));
+    assert_eq!(config.wait_max(), Duration::from_millis(600_000));
+    assert!(config.core_id().is_none());
+    assert_eq!(config.approved_count(), 0);
+}
+
+#[test]
+fn it_rejects_unknown_keys_naming_them() {
+    let err = parse(r#"{"socketPath": "/run/hc.sock", "sendmode": "normal"}"#).unwrap_err();
+    assert!(err.to_string().contains("sendmode"), "{err}");
+    let err = parse(r#"{"socketPath": "/a", "http": {"host": "0.0.0.0"}}"#).unwrap_err();
+    assert!(err.to_string().contains("host"), "{err}");
+    let err = parse(
+        r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "created_ms": 1, "x": 2}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains('x'), "{err}");
+}
+
+#[test]
+fn it_rejects_out_of_range_and_relative_values() {
+    for (text, key) in [
+        (r#"{"socketPath": "hc.sock"}"#, "socketPath"),
+        (r#"{"socketPath": "/a", "timeoutMs": 99}"#, "timeoutMs"),
+        (r#"{"socketPath": "/a", "timeoutMs": 60001}"#, "timeoutMs"),
+        (r#"{"socketPath": "/a", "waitMaxMs": 600001}"#, "waitMaxMs"),
+        (
+            r#"{"socketPath": "/a", "transport": "http", "http": {"port": 0}}"#,
+            "http.port",
+        ),
+        (
+            r#"{"socketPath": "/a", "transport": "http", "http": {"port": 65536}}"#,
+            "http.port",
+        ),
+        (r#"{"socketPath": "/a", "coreId": ""}"#, "coreId"),
+        (r#"{"socketPath": "/a", "sendMode": "force"}"#, "sendMode"),
+        (r#"{"socketPath": "/a", "transport": "tcp"}"#, "transport"),
+        (r#"{"socketPath": "/a", "http": {"port": 0}}"#, "http.port"),
+        (
+            r#"{"socketPath": "/a", "transport": "http", "http": {"allowedHosts": []}}"#,
+            "http.allowedHosts",
+        ),
+        (
+            r#"{"socketPath": "/a", "http": {"allowedOrigins": ["https://a.example/mcp"]}}"#,
+            "http.allowedOrigins[0]",
+        ),
+    ] {
+        let err = parse(text).expect_err(text);
+        assert!(err.to_string().contains(key), "{text}: {err}");
+    }
+}
+
+#[test]
+fn the_shipped_examples_are_valid() {
+    let stdio = parse(include_str!("../../examples/config.stdio.json")).unwrap();
+    assert_eq!(stdio.transport(), &Transport::Stdio);
+    assert_eq!(stdio.approved_count(), 1);
+    let http = parse(include_str!("../../examples/config.http.json")).unwrap();
+    assert!(matches!(
+        http.transport(),
+        Transport::Http(HttpConfig { port: 8765, .. })
+    ));
+}
+
+#[test]
+fn http_defaults_pin_hosts_to_the_port() {
+    let config =
+        parse(r#"{"socketPath": "/a", "transport": "http", "http": {"port": 9000}}"#).unwrap();
+    let Transport::Http(http) = config.transport() else {
+        panic!("expected http")
+    };
+    assert_eq!(http.allowed_hosts, ["127.0.0.1:9000", "localhost:9000"]);
+    assert!(http.allowed_origins.is_empty());
+}
+
+#[test]
+fn approval_needs_the_core_id_and_the_exact_lifetime() {
+    let config = parse(
+        r#"{"socketPath": "/a", "coreId": "c1", "sendAllowlist": [{"address": "t1", "created_ms": 5}]}"#,
+    )
+    .unwrap();
+    let lifetime = |a: &str, c| TerminalLifetime {
+        address: a.into(),
+        created_ms: c,
+    };
+    assert!(config.is_send_approved(&core("c1"), &lifetime("t1", 5)));
+    assert!(!config.is_send_approved(&core("c2"), &lifetime("t1", 5)));
+    assert!(!config.is_send_approved(&core("c1"), &lifetime("t1", 6)));
+    assert!(!config.is_send_approved(&core("c1"), &lifetime("t2", 5)));
+}

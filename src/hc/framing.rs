@@ -1,0 +1,347 @@
+//! hc's `plain` framing on one Unix-socket stream: one JSON-RPC message per
+//! `\n`-terminated line, in lockstep. Writes requests, reads each reply line
+//! under the byte cap (enforced while reading, never after buffering), and
+//! validates the reply envelope (jsonrpc, id, exactly one of result and
+//! error) before decoding the result. No handshake and no timeouts: those
+//! are `conn`'s and the client's.
+//!
+//! jsonrpsee's async client is not used for this layer: it skips
+//! notification lines it has no subscription for (hc's contract makes them a
+//! protocol violation that must fail the call), accepts batches, and
+//! multiplexes requests on one connection, so a timed-out call leaves the
+//! connection in use. `jsonrpsee-types` supplies the wire envelope instead.
+
+use std::borrow::Cow;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Arc;
+
+use jsonrpsee_types::{ErrorObject, Id, Request, TwoPointZero};
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use super::error::CoreError;
+use super::wire::{self, Method};
+
+/// Most bytes accepted in one reply line. hc replies are small JSON objects;
+/// a screen is at most a few hundred KiB, so 1 MiB leaves room while keeping
+/// a runaway or hostile reply from growing the adapter's memory.
+pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
+
+/// Read buffer of one connection. Small, so eight idle connections stay tiny.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+
+/// A line buffer grown past this by a large reply is released afterwards, so
+/// one big `terminal.list` does not pin a megabyte per pooled connection.
+const KEEP_LINE_CAPACITY_BYTES: usize = 64 * 1024;
+
+/// One framed stream to hc. Every error returned here means the caller must
+/// drop it.
+pub struct Framed {
+    path: Arc<Path>,
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    next_id: u64,
+    line: Vec<u8>,
+    request: Vec<u8>,
+}
+
+impl Framed {
+    /// Connects to the socket at `path`; nothing is sent yet.
+    pub async fn connect(path: Arc<Path>) -> Result<Framed, CoreError> {
+        let stream = UnixStream::connect(&*path)
+            .await
+            .map_err(|source| connect_error(&path, source))?;
+        let (read, writer) = stream.into_split();
+        Ok(Framed {
+            reader: BufReader::with_capacity(READ_BUFFER_BYTES, read),
+            writer,
+            next_id: 1,
+            line: Vec::new(),
+            request: Vec::new(),
+            path,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True while nothing unexpected is waiting on the socket: no EOF, no
+    /// unsolicited bytes. Checked before a pooled connection is reused, so a
+    /// connection to an hc that has since exited is never handed out.
+    pub fn is_healthy(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        // Ask the kernel directly (not tokio's cached readiness, which may
+        // not have seen hc's close yet): a non-blocking peek that finds
+        // nothing to read is the only healthy answer.
+        let fd = self.reader.get_ref().as_ref().as_raw_fd();
+        let mut probe = [0u8; 1];
+        // SAFETY: `fd` is this connection's open socket for the whole call;
+        // `probe` is a valid 1-byte buffer; MSG_PEEK consumes nothing.
+        let peeked = unsafe {
+            libc::recv(
+                fd,
+                probe.as_mut_ptr().cast(),
+                probe.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        peeked < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+    }
+
+    /// Writes one request line. Once this starts, the request may have
+    /// reached hc, whatever happens next.
+    pub async fn write_request<P: Serialize>(
+        &mut self,
+        method: Method,
+        params: &P,
+    ) -> Result<u64, CoreError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let params = serde_json::value::to_raw_value(params).map_err(|e| CoreError::Protocol {
+            path: self.path.to_path_buf(),
+            method,
+            detail: format!("cannot encode params: {e}"),
+        })?;
+        let request = Request::borrowed(method.as_str(), Some(&params), Id::Number(id));
+        self.request.clear();
+        serde_json::to_writer(&mut self.request, &request).expect("a request always encodes");
+        self.request.push(b'\n');
+        self.writer
+            .write_all(&self.request)
+            .await
+            .map_err(|source| self.io_error(method, source))?;
+        Ok(id)
+    }
+
+    /// Reads and validates the reply to request `id`, decoding its result.
+    pub async fn read_reply<R: DeserializeOwned>(
+        &mut self,
+        method: Method,
+        id: u64,
+    ) -> Result<R, CoreError> {
+        self.read_line(method).await?;
+        let parsed = parse_reply(&self.line, id).map_err(|detail| self.protocol(method, detail));
+        let outcome = match parsed {
+            Ok(Reply::Result(raw)) => serde_json::from_str::<R>(raw.get())
+                .map_err(|e| self.protocol(method, format!("result has the wrong shape: {e}"))),
+            Ok(Reply::Error(err)) => Err(rpc_error(method, &err)),
+            Err(e) => Err(e),
+        };
+        if self.line.capacity() > KEEP_LINE_CAPACITY_BYTES {
+            self.line = Vec::new();
+        }
+        outcome
+    }
+
+    /// One request and its reply, without a deadline (the pool adds it).
+    pub async fn call<P: Serialize, R: DeserializeOwned>(
+        &mut self,
+        method: Method,
+        params: &P,
+    ) -> Result<R, CoreError> {
+        let id = self.write_request(method, params).await?;
+        self.read_reply(method, id).await
+    }
+
+    /// Reads one `\n`-terminated line into `self.line`, failing as soon as
+    /// it would pass [`MAX_REPLY_BYTES`]: the cap holds while reading.
+    async fn read_line(&mut self, method: Method) -> Result<(), CoreError> {
+        self.line.clear();
+        loop {
+            let buf = match self.reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(source) => return Err(self.io_error(method, source)),
+            };
+            if buf.is_empty() {
+                return Err(CoreError::Closed {
+                    path: self.path.to_path_buf(),
+                    method,
+                });
+            }
+            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(pos) => (pos, true),
+                None => (buf.len(), false),
+            };
+            if self.line.len() + take > MAX_REPLY_BYTES {
+                return Err(CoreError::ReplyTooLarge {
+                    path: self.path.to_path_buf(),
+                    method,
+                });
+            }
+            self.line.extend_from_slice(&buf[..take]);
+            self.reader.consume(if done { take + 1 } else { take });
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    pub fn protocol(&self, method: Method, detail: String) -> CoreError {
+        CoreError::Protocol {
+            path: self.path.to_path_buf(),
+            method,
+            detail,
+        }
+    }
+
+    fn io_error(&self, method: Method, source: std::io::Error) -> CoreError {
+        CoreError::Io {
+            path: self.path.to_path_buf(),
+            method,
+            source,
+        }
+    }
+}
+
+fn connect_error(path: &Path, source: std::io::Error) -> CoreError {
+    use std::io::ErrorKind as K;
+    let path = path.to_path_buf();
+    match source.kind() {
+        K::NotFound => CoreError::SocketMissing { path },
+        // Linux answers ECONNREFUSED both for a stale socket and for a
+        // regular file at the path.
+        K::ConnectionRefused => CoreError::NotListening { path },
+        _ => CoreError::Connect { path, source },
+    }
+}
+
+pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
+    let data: Option<serde_json::Value> = err
+        .data()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+    let code = i64::from(err.code());
+    CoreError::Rpc {
+        method,
+        code,
+        message: err.message().to_owned(),
+        kind: wire::ErrorKind::classify(code, err.message(), data.as_ref()),
+        data,
+    }
+}
+
+pub(crate) enum Reply<'a> {
+    Result(&'a RawValue),
+    Error(ErrorObject<'a>),
+}
+
+/// The reply envelope. `result` and `error` record presence even when their
+/// value is `null`, so "both" and "neither" are both caught.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: Option<TwoPointZero>,
+    #[serde(borrow)]
+    id: Option<Id<'a>>,
+    method: Option<IgnoredAny>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<ErrorObject<'a>>,
+}
+
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "reply is not UTF-8".to_owned())?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        return Err("reply is a batch".into());
+    }
+    if !trimmed.starts_with('{') {
+        return Err(format!("reply is not a JSON object: {}", preview(text)));
+    }
+    let envelope: Envelope<'_> =
+        serde_json::from_str(text).map_err(|e| format!("reply is not valid JSON-RPC: {e}"))?;
+    if envelope.jsonrpc.is_none() {
+        return Err("reply lacks \"jsonrpc\":\"2.0\"".into());
+    }
+    if envelope.method.is_some() {
+        return Err("got a notification or request where a reply was due".into());
+    }
+    match envelope.id {
+        Some(Id::Number(n)) if n == expected_id => {}
+        Some(other) => {
+            return Err(format!(
+                "reply id {other:?} does not match request id {expected_id}"
+            ));
+        }
+        None => return Err("reply has no id".into()),
+    }
+    match (envelope.result, envelope.error) {
+        (Some(result), None) => Ok(Reply::Result(result)),
+        (None, Some(error)) => Ok(Reply::Error(error)),
+        (Some(_), Some(_)) => Err("reply has both result and error".into()),
+        (None, None) => Err("reply has neither result nor error".into()),
+    }
+}
+
+fn preview(text: &str) -> Cow<'_, str> {
+    const PREVIEW_CHARS: usize = 40;
+    match text.char_indices().nth(PREVIEW_CHARS) {
+        Some((i, _)) => Cow::Owned(format!("{}…", &text[..i])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str, id: u64) -> Result<&'static str, String> {
+        parse_reply(line.as_bytes(), id).map(|r| match r {
+            Reply::Result(_) => "result",
+            Reply::Error(_) => "error",
+        })
+    }
+
+    #[test]
+    fn accepts_exactly_one_of_result_and_error_with_matching_id() {
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3),
+            Ok("result")
+        );
+        assert_eq!(
+            parse(
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"not_found"}}"#,
+                3
+            ),
+            Ok("error")
+        );
+    }
+
+    #[test]
+    fn rejects_every_envelope_violation() {
+        let bad = [
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
+            r#"{"id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"3","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":null,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"terminal.status","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":3,"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":"#,
+            r#"{"jsonrpc":"2.0","id":3,"id":3,"result":{}}"#,
+            "not json",
+        ];
+        for line in bad {
+            assert!(parse(line, 3).is_err(), "accepted: {line}");
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! One send attempt, top to bottom: `check_input` (text and config, no I/O)
+//! → the per-terminal lock → `preflight` (`terminal.get`) → `check_target`
+//! (core, lifetime, approval, mode; no I/O) → `dispatch` (the one
+//! `terminal.send`) → [`classify`]. Every step before dispatch can only
+//! refuse, so a refusal is NOT SENT by construction.
+
+use tokio_util::sync::CancellationToken;
+
+use super::SendPromptArgs;
+use super::verdict::{Refusal, Verdict, classify};
+use crate::app::Loaded;
+use crate::config::{Config, SendMode, TerminalLifetime};
+use crate::hc::wire::{ErrorKind, SendGuard, TerminalStatus};
+use crate::hc::{CoreId, SendRequest};
+use crate::tools::Tools;
+use crate::tools::text::{MAX_PROMPT_CHARS, forbidden_control};
+
+/// What the preflight learned of the terminal.
+#[derive(Debug, Clone)]
+pub struct Preflight {
+    pub core_id: CoreId,
+    pub created_ms: i64,
+    pub status: TerminalStatus,
+    pub finished: bool,
+    /// The guard hc compares atomically with the write; set once the
+    /// target passed its checks.
+    pub guard: Option<SendGuard>,
+}
+
+/// A finished attempt: what the preflight saw (if it ran) and the verdict.
+#[derive(Debug)]
+pub struct Attempt {
+    pub preflight: Option<Preflight>,
+    pub verdict: Verdict,
+}
+
+impl Attempt {
+    fn refused(preflight: Option<Preflight>, refusal: Refusal) -> Attempt {
+        Attempt {
+            preflight,
+            verdict: Verdict::NotSent(refusal),
+        }
+    }
+}
+
+pub async fn attempt(
+    tools: &Tools,
+    loaded: &Loaded,
+    args: &SendPromptArgs,
+    ct: &CancellationToken,
+) -> Attempt {
+    let (config, core_id) = match check_input(&args.text, loaded) {
+        Ok(checked) => checked,
+        Err(refusal) => return Attempt::refused(None, refusal),
+    };
+    let _serialized = tokio::select! {
+        biased;
+        () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
+        guard = tools.send_locks().lock(&args.address) => guard,
+    };
+    let mut preflight = tokio::select! {
+        biased;
+        () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
+        found = preflight(tools, &args.address) => match found {
+            Ok(preflight) => preflight,
+            Err(refusal) => return Attempt::refused(None, refusal),
+        },
+    };
+    let lifetime = match check_target(config, core_id, args, &preflight) {
+        Ok((lifetime, guard)) => {
+            preflight.guard = guard;
+            lifetime
+        }
+        Err(refusal) => return Attempt::refused(Some(preflight), refusal),
+    };
+    if ct.is_cancelled() {
+        return Attempt::refused(Some(preflight), Refusal::Cancelled);
+    }
+    let request = SendRequest {
+        address: &lifetime.address,
+        text: &args.text,
+        guard: preflight.guard,
+    };
+    let answer = tools.app().client().send(request, core_id).await;
+    let verdict = classify(answer.map(|a| a.value), lifetime.created_ms);
+    Attempt {
+        preflight: Some(preflight),
+        verdict,
+    }
+}
+
+/// The text is sendable and the config allows sends at all.
+fn check_input<'a>(text: &str, loaded: &'a Loaded) -> Result<(&'a Config, &'a CoreId), Refusal> {
+    if text.is_empty() {
+        return Err(Refusal::TextEmpty);
+    }
+    let chars = text.chars().count();
+    if chars > MAX_PROMPT_CHARS {
+        return Err(Refusal::TextTooLong { chars });
+    }
+    if let Some((index, character)) = forbidden_control(text) {
+        return Err(Refusal::ControlCharacter { index, character });
+    }
+    let config = loaded.approvals().map_err(|why| Refusal::ConfigInvalid {
+        why: why.to_owned(),
+    })?;
+    let core_id = config.core_id().ok_or(Refusal::NoCoreId)?;
+    Ok((config, core_id))
+}
+
+async fn preflight(tools: &Tools, address: &str) -> Result<Preflight, Refusal> {
+    let answer = tools.app().client().get(address).await.map_err(|e| {
+        if e.hc_kind() == Some(ErrorKind::NotFound) {
+            Refusal::NotFound(e)
+        } else {
+            Refusal::PreflightFailed(e)
+        }
+    })?;
+    let record = answer.value;
+    Ok(Preflight {
+        core_id: answer.core.core_id.clone(),
+        created_ms: record.created_ms,
+        status: record.status,
+        finished: record.is_finished(),
+        guard: None,
+    })
+}
+
+/// Core identity, lifetime, approval and mode, on what the preflight saw.
+/// Returns the approved lifetime and the guard to dispatch with.
+fn check_target(
+    config: &Config,
+    core_id: &CoreId,
+    args: &SendPromptArgs,
+    preflight: &Preflight,
+) -> Result<(TerminalLifetime, Option<SendGuard>), Refusal> {
+    if preflight.core_id != *core_id {
+        return Err(Refusal::CoreIdMismatch {
+            live: preflight.core_id.clone(),
+            configured: core_id.clone(),
+        });
+    }
+    if let Some(expected) = args.created_ms
+        && expected != preflight.created_ms
+    {
+        return Err(Refusal::LifetimeMismatch {
+            address: args.address.clone(),
+            expected,
+            actual: preflight.created_ms,
+        });
+    }
+    if preflight.finished {
+        return Err(Refusal::Finished {
+            address: args.address.clone(),
+        });
+    }
+    let lifetime = TerminalLifetime {
+        address: args.address.clone(),
+        created_ms: preflight.created_ms,
+    };
+    if !config.is_send_approved(&preflight.core_id, &lifetime) {
+        return Err(Refusal::NotApproved {
+            address: lifetime.address,
+            created_ms: lifetime.created_ms,
+        });
+    }
+    let guard = guard_for(config.send_mode(), preflight.status)?;
+    Ok((lifetime, guard))
+}
+
+/// The send mode's table: which preflight statuses may be sent to, and
+/// with which atomic guard.
+fn guard_for(mode: SendMode, status: TerminalStatus) -> Result<Option<SendGuard>, Refusal> {
+    match (mode, status) {
+        (SendMode::IdleOnly, _) | (SendMode::Normal, TerminalStatus::Idle) => {
+            Ok(Some(SendGuard::Idle))
+        }
+        (SendMode::Normal, TerminalStatus::Done) => Ok(None),
+        (SendMode::Normal, status) => Err(Refusal::StatusNotAllowed { status }),
+    }
+}

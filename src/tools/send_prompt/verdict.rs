@@ -1,0 +1,305 @@
+//! What a send attempt came to, as types: a [`Verdict`] (`Sent`,
+//! `NotSent(Refusal)`, `Unknown(Why)`), every reason as a [`ReasonCode`],
+//! and [`classify`], the pure function from hc's answer to a dispatched
+//! `terminal.send` to its verdict (contract section 5). Nothing here does
+//! I/O, so the whole rule is unit-tested without sockets.
+
+use std::fmt;
+
+use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
+use crate::hc::{CoreError, CoreId, SendError};
+use crate::tools::text::MAX_PROMPT_CHARS;
+
+/// How a send attempt ended.
+#[derive(Debug)]
+pub enum Verdict {
+    /// hc accepted the input (the task is not necessarily done).
+    Sent(Accepted),
+    /// Nothing was written.
+    NotSent(Refusal),
+    /// The request reached hc and no valid answer came back: the input may
+    /// have landed.
+    Unknown(Why),
+}
+
+/// hc's acceptance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// What hc observed right after enqueueing.
+    pub status: TerminalStatus,
+    pub status_seq: u64,
+    /// Set when the input landed in another lifetime at the same address
+    /// than the one approved at preflight (the old terminal ended between
+    /// preflight and send): its created_ms.
+    pub other_lifetime: Option<i64>,
+}
+
+/// Why a dispatched send has no known outcome.
+#[derive(Debug)]
+pub struct Why(pub CoreError);
+
+/// Why nothing was sent. Every variant is NOT SENT: all but the last are
+/// decided before dispatch, and `StatusMismatch` is hc's validated refusal.
+#[derive(Debug)]
+pub enum Refusal {
+    TextEmpty,
+    TextTooLong {
+        chars: usize,
+    },
+    ControlCharacter {
+        index: usize,
+        character: char,
+    },
+    /// The last reload found an invalid config.
+    ConfigInvalid {
+        why: String,
+    },
+    NoCoreId,
+    /// The MCP request was cancelled before dispatch.
+    Cancelled,
+    /// The preflight `terminal.get` found no terminal at the address.
+    NotFound(CoreError),
+    /// The preflight `terminal.get` failed otherwise.
+    PreflightFailed(CoreError),
+    /// The preflight was answered by another core than `coreId`.
+    CoreIdMismatch {
+        live: CoreId,
+        configured: CoreId,
+    },
+    LifetimeMismatch {
+        address: String,
+        expected: i64,
+        actual: i64,
+    },
+    Finished {
+        address: String,
+    },
+    NotApproved {
+        address: String,
+        created_ms: i64,
+    },
+    /// `normal` mode and a preflight status other than idle or done.
+    StatusNotAllowed {
+        status: TerminalStatus,
+    },
+    /// The connection picked to send belongs to another core (hc restarted
+    /// after the preflight); nothing was written.
+    CoreChanged {
+        expected: CoreId,
+        actual: CoreId,
+    },
+    /// hc could not be reached to send; nothing was written.
+    DispatchFailed(CoreError),
+    /// hc's atomic guard refused: nothing was written.
+    StatusMismatch {
+        actual: Option<TerminalStatus>,
+        status_seq: Option<u64>,
+    },
+}
+
+/// The stable, machine-readable reason of every outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasonCode {
+    Accepted,
+    TextEmpty,
+    TextTooLong,
+    ControlCharacter,
+    ConfigInvalid,
+    NoCoreId,
+    Cancelled,
+    NotFound,
+    PreflightFailed,
+    CoreIdMismatch,
+    LifetimeMismatch,
+    Finished,
+    NotApproved,
+    StatusNotAllowed,
+    DispatchFailed,
+    StatusMismatch,
+    PostDispatchFailure,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::Accepted => "accepted",
+            ReasonCode::TextEmpty => "text_empty",
+            ReasonCode::TextTooLong => "text_too_long",
+            ReasonCode::ControlCharacter => "control_character",
+            ReasonCode::ConfigInvalid => "config_invalid",
+            ReasonCode::NoCoreId => "no_core_id",
+            ReasonCode::Cancelled => "cancelled",
+            ReasonCode::NotFound => "not_found",
+            ReasonCode::PreflightFailed => "preflight_failed",
+            ReasonCode::CoreIdMismatch => "core_id_mismatch",
+            ReasonCode::LifetimeMismatch => "lifetime_mismatch",
+            ReasonCode::Finished => "finished",
+            ReasonCode::NotApproved => "not_approved",
+            ReasonCode::StatusNotAllowed => "status_not_allowed",
+            ReasonCode::DispatchFailed => "dispatch_failed",
+            ReasonCode::StatusMismatch => "status_mismatch",
+            ReasonCode::PostDispatchFailure => "post_dispatch_failure",
+        }
+    }
+}
+
+impl Refusal {
+    pub fn code(&self) -> ReasonCode {
+        match self {
+            Refusal::TextEmpty => ReasonCode::TextEmpty,
+            Refusal::TextTooLong { .. } => ReasonCode::TextTooLong,
+            Refusal::ControlCharacter { .. } => ReasonCode::ControlCharacter,
+            Refusal::ConfigInvalid { .. } => ReasonCode::ConfigInvalid,
+            Refusal::NoCoreId => ReasonCode::NoCoreId,
+            Refusal::Cancelled => ReasonCode::Cancelled,
+            Refusal::NotFound(_) => ReasonCode::NotFound,
+            Refusal::PreflightFailed(_) => ReasonCode::PreflightFailed,
+            Refusal::CoreIdMismatch { .. } | Refusal::CoreChanged { .. } => {
+                ReasonCode::CoreIdMismatch
+            }
+            Refusal::LifetimeMismatch { .. } => ReasonCode::LifetimeMismatch,
+            Refusal::Finished { .. } => ReasonCode::Finished,
+            Refusal::NotApproved { .. } => ReasonCode::NotApproved,
+            Refusal::StatusNotAllowed { .. } => ReasonCode::StatusNotAllowed,
+            Refusal::DispatchFailed(_) => ReasonCode::DispatchFailed,
+            Refusal::StatusMismatch { .. } => ReasonCode::StatusMismatch,
+        }
+    }
+}
+
+/// What happened and what to do next, as the model reads it.
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::TextEmpty => write!(f, "text is empty"),
+            Refusal::TextTooLong { chars } => write!(
+                f,
+                "text has {chars} characters; at most {MAX_PROMPT_CHARS} are sent"
+            ),
+            Refusal::ControlCharacter { index, character } => write!(
+                f,
+                "text contains control character U+{:04X} at character {index}; only TAB and LF are allowed (no ESC, CR, NUL, DEL or C1)",
+                u32::from(*character)
+            ),
+            Refusal::ConfigInvalid { why } => write!(
+                f,
+                "sends are off until the config is fixed and reloaded (SIGHUP): {why}"
+            ),
+            Refusal::NoCoreId => write!(
+                f,
+                "no coreId is configured, so nothing can be sent: the operator sets coreId (from inspect-core) and approves terminals"
+            ),
+            Refusal::Cancelled => write!(
+                f,
+                "the request was cancelled before dispatch; nothing was sent"
+            ),
+            Refusal::NotFound(e) | Refusal::PreflightFailed(e) => {
+                write!(f, "preflight terminal.get failed: {e}")
+            }
+            Refusal::CoreIdMismatch { live, configured } => write!(
+                f,
+                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?): the operator re-approves with inspect-core"
+            ),
+            Refusal::LifetimeMismatch {
+                address,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "the terminal at {address} has created_ms {actual}, not {expected}: it is another terminal lifetime"
+            ),
+            Refusal::Finished { address } => write!(f, "the program in {address} has exited"),
+            Refusal::NotApproved {
+                address,
+                created_ms,
+            } => write!(
+                f,
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist: the operator approves it (see inspect-core)"
+            ),
+            Refusal::StatusNotAllowed { status } => write!(
+                f,
+                "the terminal is {status}; normal mode sends only to idle or done terminals"
+            ),
+            Refusal::CoreChanged { expected, actual } => write!(
+                f,
+                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent"
+            ),
+            Refusal::DispatchFailed(e) => {
+                write!(f, "could not reach hc to send, nothing was sent: {e}")
+            }
+            Refusal::StatusMismatch { actual, .. } => write!(
+                f,
+                "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent",
+                actual.map_or("another status".to_owned(), |s| s.to_string())
+            ),
+        }
+    }
+}
+
+impl Verdict {
+    pub fn code(&self) -> ReasonCode {
+        match self {
+            Verdict::Sent(_) => ReasonCode::Accepted,
+            Verdict::NotSent(refusal) => refusal.code(),
+            Verdict::Unknown(_) => ReasonCode::PostDispatchFailure,
+        }
+    }
+
+    /// What happened and what to do next.
+    pub fn reason(&self, address: &str, approved_created_ms: Option<i64>) -> String {
+        match self {
+            Verdict::Sent(Accepted {
+                other_lifetime: None,
+                ..
+            }) => "hc accepted the input; the task is not necessarily done: read_output (or wait for status) to follow it".into(),
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(actual),
+                ..
+            }) => format!(
+                "hc accepted the input, but into a NEW terminal at {address} (created_ms {actual}, not the approved {}): the old one ended between preflight and send; check that terminal",
+                approved_created_ms.map_or("-".to_owned(), |c| c.to_string())
+            ),
+            Verdict::NotSent(refusal) => refusal.to_string(),
+            Verdict::Unknown(Why(e)) => format!(
+                "the request reached hc but no valid acceptance came back ({e}); the input may have landed: read_output before deciding, do not resend blindly"
+            ),
+        }
+    }
+}
+
+/// The verdict of one dispatch attempt, from what the client reported.
+/// Only hc's validated `status_mismatch` is NOT SENT after dispatch; every
+/// other failure after dispatch is UNKNOWN; a failure before dispatch is
+/// NOT SENT. `approved_created_ms` is the lifetime the preflight approved.
+pub fn classify(answer: Result<SendResult, SendError>, approved_created_ms: i64) -> Verdict {
+    match answer {
+        Ok(result) => Verdict::Sent(Accepted {
+            status: result.status,
+            status_seq: result.status_seq,
+            other_lifetime: (result.created_ms != approved_created_ms).then_some(result.created_ms),
+        }),
+        Err(SendError::NotDispatched(CoreError::CoreChanged { expected, actual })) => {
+            Verdict::NotSent(Refusal::CoreChanged { expected, actual })
+        }
+        Err(SendError::NotDispatched(e)) => Verdict::NotSent(Refusal::DispatchFailed(e)),
+        Err(SendError::Dispatched(e)) if e.hc_kind() == Some(ErrorKind::StatusMismatch) => {
+            let data = match &e {
+                CoreError::Rpc { data, .. } => data.as_ref(),
+                _ => None,
+            };
+            Verdict::NotSent(Refusal::StatusMismatch {
+                actual: data
+                    .and_then(|d| d.get("actual"))
+                    .and_then(|s| serde_json::from_value(s.clone()).ok()),
+                status_seq: data
+                    .and_then(|d| d.get("status_seq"))
+                    .and_then(serde_json::Value::as_u64),
+            })
+        }
+        Err(SendError::Dispatched(e)) => Verdict::Unknown(Why(e)),
+    }
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

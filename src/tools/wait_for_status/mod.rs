@@ -1,0 +1,277 @@
+//! `wait_for_status`: waits until any of 1-16 targets reaches a wanted
+//! state after a given `status_seq`, finishes, disappears, or the timeout
+//! passes. One round of the wait engine is one `terminal.get` per target;
+//! the engine (`wait`) owns the deadline, backoff, progress and
+//! cancellation.
+
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+mod output;
+
+pub use output::{Screen, TargetState, WaitForStatusOutput, WaitOutcome};
+
+use super::Tools;
+use super::error::{ToolError, structured};
+use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
+use super::text::tail_chars;
+use super::wait::{self, Ended, Limits, Poll, Watch};
+use crate::escape::printable;
+use crate::hc::HcClient;
+use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
+
+/// Most targets one wait may watch.
+pub const MAX_TARGETS: usize = 16;
+const MIN_TIMEOUT_MS: u64 = 100;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+/// The states that end a wait when `until` is not given.
+const DEFAULT_UNTIL: [UntilStatus; 4] = [
+    UntilStatus::Done,
+    UntilStatus::Blocked,
+    UntilStatus::Error,
+    UntilStatus::Idle,
+];
+
+/// The states a wait can stop on (`unknown` is not one: it only means the
+/// program never reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UntilStatus {
+    Idle,
+    Done,
+    Blocked,
+    Error,
+    Working,
+}
+
+impl UntilStatus {
+    fn matches(self, status: TerminalStatus) -> bool {
+        matches!(
+            (self, status),
+            (UntilStatus::Idle, TerminalStatus::Idle)
+                | (UntilStatus::Done, TerminalStatus::Done)
+                | (UntilStatus::Blocked, TerminalStatus::Blocked)
+                | (UntilStatus::Error, TerminalStatus::Error)
+                | (UntilStatus::Working, TerminalStatus::Working)
+        )
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitTarget {
+    /// Terminal address, e.g. "t1".
+    pub address: String,
+    /// The terminal's created_ms: the wait ends with `lifetime_mismatch` if
+    /// the terminal at `address` is another lifetime.
+    pub created_ms: Option<i64>,
+    /// Only a status with a status_seq greater than this counts. Pass
+    /// send_prompt's core_status_seq so a `done` from the previous task
+    /// never satisfies the wait. Without it the current state counts.
+    pub after_seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForStatusArgs {
+    /// 1-16 terminals to watch; the wait ends when ANY of them qualifies.
+    pub targets: Vec<WaitTarget>,
+    /// States that end the wait. Default ["done", "blocked", "error", "idle"].
+    pub until: Option<Vec<UntilStatus>>,
+    /// Longest wait, 100-600000 ms (never above the operator's waitMaxMs).
+    /// Default 60000.
+    #[schemars(range(min = 100, max = 600000))]
+    pub timeout_ms: Option<u64>,
+    /// Also return the screen of the target that ended the wait.
+    #[serde(default)]
+    pub include_output: bool,
+    /// With include_output: at most this many characters (the END of the
+    /// screen), 1-32768. Default 12000.
+    #[schemars(range(min = 1, max = 32768))]
+    pub max_chars: Option<u32>,
+}
+
+/// The validated arguments.
+struct Plan {
+    targets: Vec<WaitTarget>,
+    until: Vec<UntilStatus>,
+    timeout: Duration,
+    max_chars: usize,
+    include_output: bool,
+}
+
+impl Plan {
+    fn new(args: WaitForStatusArgs, wait_max: Duration) -> Result<Plan, ToolError> {
+        if args.targets.is_empty() || args.targets.len() > MAX_TARGETS {
+            return Err(ToolError::InvalidArgs(format!(
+                "targets must hold 1 to {MAX_TARGETS} entries, got {}",
+                args.targets.len()
+            )));
+        }
+        let until = args.until.unwrap_or_else(|| DEFAULT_UNTIL.to_vec());
+        if until.is_empty() {
+            return Err(ToolError::InvalidArgs(
+                "until must name at least one state".into(),
+            ));
+        }
+        let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if !(MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
+            return Err(ToolError::InvalidArgs(format!(
+                "timeout_ms must be between {MIN_TIMEOUT_MS} and {MAX_TIMEOUT_MS}, got {timeout_ms}"
+            )));
+        }
+        let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
+        if !(1..=MAX_READ_CHARS).contains(&max_chars) {
+            return Err(ToolError::InvalidArgs(format!(
+                "max_chars must be between 1 and {MAX_READ_CHARS}, got {max_chars}"
+            )));
+        }
+        Ok(Plan {
+            targets: args.targets,
+            until,
+            timeout: Duration::from_millis(timeout_ms).min(wait_max),
+            max_chars: max_chars as usize,
+            include_output: args.include_output,
+        })
+    }
+}
+
+/// The targets' last seen records; done when one of them qualifies.
+struct StatusWatch<'a> {
+    plan: &'a Plan,
+    last: Vec<Option<TerminalRecord>>,
+    core_id: String,
+}
+
+impl Watch for StatusWatch<'_> {
+    /// The index of the target that ended the wait, and how.
+    type Done = (usize, WaitOutcome);
+
+    async fn poll(&mut self, client: &HcClient) -> Result<Poll<Self::Done>, ToolError> {
+        let mut changed = false;
+        let mut ending = None;
+        let mut answered = false;
+        for (i, target) in self.plan.targets.iter().enumerate() {
+            let outcome = match client.get(&target.address).await {
+                Ok(answer) => {
+                    answered = true;
+                    self.core_id = answer.core.core_id.to_string();
+                    let record = answer.value;
+                    changed |= self.last[i].as_ref().map(|r| (r.status, r.status_seq))
+                        != Some((record.status, record.status_seq));
+                    let outcome = judge(target, &record, &self.plan.until);
+                    self.last[i] = Some(record);
+                    outcome
+                }
+                Err(e) if e.hc_kind() == Some(ErrorKind::NotFound) => Some(WaitOutcome::Gone),
+                Err(e) => return Err(e.into()),
+            };
+            if ending.is_none() {
+                ending = outcome.map(|outcome| (i, outcome));
+            }
+        }
+        if !answered {
+            self.core_id = client.hello().await?.core_id.to_string();
+        }
+        Ok(match ending {
+            Some(done) => Poll::Done(done),
+            None => Poll::Pending { changed },
+        })
+    }
+
+    fn progress(&self) -> String {
+        let states: Vec<String> = self
+            .plan
+            .targets
+            .iter()
+            .zip(&self.last)
+            .map(|(t, r)| match r {
+                Some(r) => format!(
+                    "{}: {} (seq {})",
+                    printable(&t.address),
+                    r.status,
+                    r.status_seq
+                ),
+                None => format!("{}: not seen", printable(&t.address)),
+            })
+            .collect();
+        states.join(", ")
+    }
+}
+
+/// Whether this record ends the wait, and how.
+fn judge(
+    target: &WaitTarget,
+    record: &TerminalRecord,
+    until: &[UntilStatus],
+) -> Option<WaitOutcome> {
+    if target.created_ms.is_some_and(|c| c != record.created_ms) {
+        return Some(WaitOutcome::LifetimeMismatch);
+    }
+    if record.is_finished() {
+        return Some(WaitOutcome::Finished);
+    }
+    let fresh = target
+        .after_seq
+        .is_none_or(|after| record.status_seq > after);
+    (fresh && until.iter().any(|u| u.matches(record.status))).then_some(WaitOutcome::Reached)
+}
+
+pub async fn run(
+    tools: &Tools,
+    args: WaitForStatusArgs,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let plan = Plan::new(args, tools.app().loaded().config().wait_max())?;
+    let started = Instant::now();
+    let mut watch = StatusWatch {
+        plan: &plan,
+        last: vec![None; plan.targets.len()],
+        core_id: String::new(),
+    };
+    let client = tools.app().client();
+    let ended = wait::run(
+        client,
+        tools.wait_permits(),
+        &mut watch,
+        Limits::new(plan.timeout),
+        context,
+    )
+    .await?;
+    let (ending, outcome) = match ended {
+        Ended::Done((i, outcome)) => (Some(i), outcome),
+        Ended::Timeout => (None, WaitOutcome::Timeout),
+    };
+    let screen = match ending {
+        Some(i) if plan.include_output && watch.last[i].is_some() => {
+            Some(read_screen(client, &plan.targets[i].address, plan.max_chars).await?)
+        }
+        _ => None,
+    };
+    let output = WaitForStatusOutput::new(&watch, outcome, ending, screen, started.elapsed());
+    let text = output::render(&output);
+    Ok(structured(&output, text, false))
+}
+
+async fn read_screen(
+    client: &HcClient,
+    address: &str,
+    max_chars: usize,
+) -> Result<Screen, ToolError> {
+    let screen = client.read(address).await?.value;
+    let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars);
+    Ok(Screen {
+        text: text.to_owned(),
+        total_chars,
+        truncated,
+        complete: screen.complete,
+        notice: UNTRUSTED_NOTICE.to_owned(),
+    })
+}

@@ -1,0 +1,162 @@
+//! The gate every HTTP request crosses before routing, in the order of
+//! spec section 5: `Host` and `Origin` (403, the one place they are
+//! enforced), the two unauthenticated well-known answers (404, no
+//! challenge), bearer authentication (401 + `WWW-Authenticate: Bearer`,
+//! constant-time through `auth`), then the request rate limit (429). The
+//! body is read after the gate, by `body`.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use http::header::{AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+
+use crate::config::HttpConfig;
+use crate::transport::auth::BearerToken;
+
+/// The protected-resource metadata paths: answered 404 without a challenge,
+/// because this server is not an OAuth resource server.
+const WELL_KNOWN_PATHS: [&str; 2] = [
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-protected-resource",
+];
+/// Sustained authenticated requests per second (burst the same): a backstop
+/// against a runaway client loop, far above any coordinator's real pace and
+/// above what the adapter itself serves on a small machine (about 12,000
+/// calls/s on 2 cores), so it never caps legitimate load.
+const REQUESTS_PER_SECOND: u32 = 20_000;
+
+pub struct Gate {
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    token: BearerToken,
+    limiter: DefaultDirectRateLimiter,
+}
+
+impl Gate {
+    pub fn new(http: &HttpConfig, token: BearerToken) -> Gate {
+        Gate {
+            allowed_hosts: http.allowed_hosts.clone(),
+            allowed_origins: http.allowed_origins.clone(),
+            token,
+            limiter: RateLimiter::direct(Quota::per_second(
+                NonZeroU32::new(REQUESTS_PER_SECOND).expect("non-zero rate"),
+            )),
+        }
+    }
+
+    /// The checks before routing, in the documented order.
+    fn check(&self, request: &Request) -> Result<(), Refusal> {
+        if !self.host_and_origin_allowed(request) {
+            return Err(Refusal::Forbidden);
+        }
+        if is_well_known(request) {
+            return Err(Refusal::NotFound);
+        }
+        if !self.authenticated(request.headers()) {
+            return Err(Refusal::Unauthorized);
+        }
+        if self.limiter.check().is_err() {
+            return Err(Refusal::TooManyRequests);
+        }
+        Ok(())
+    }
+
+    /// Exactly one `Host`, listed verbatim; no other authority in the
+    /// request line; `Origin` absent or exactly one listed value.
+    fn host_and_origin_allowed(&self, request: &Request) -> bool {
+        let headers = request.headers();
+        let Some(host) = single(headers, HOST) else {
+            return false;
+        };
+        if !self
+            .allowed_hosts
+            .iter()
+            .any(|h| h.as_bytes() == host.as_bytes())
+        {
+            return false;
+        }
+        if let Some(authority) = request.uri().authority()
+            && authority.as_str().as_bytes() != host.as_bytes()
+        {
+            return false;
+        }
+        match headers.get_all(ORIGIN).iter().count() {
+            0 => true,
+            1 => {
+                let origin = headers.get(ORIGIN).expect("counted one").as_bytes();
+                self.allowed_origins.iter().any(|o| o.as_bytes() == origin)
+            }
+            _ => false,
+        }
+    }
+
+    /// Exactly one `Authorization: Bearer <token>` header with the right token.
+    fn authenticated(&self, headers: &HeaderMap) -> bool {
+        let Some(value) = single(headers, AUTHORIZATION) else {
+            return false;
+        };
+        let value = value.as_bytes();
+        const SCHEME: &[u8] = b"bearer ";
+        if value.len() <= SCHEME.len() || !value[..SCHEME.len()].eq_ignore_ascii_case(SCHEME) {
+            return false;
+        }
+        self.token.matches(&value[SCHEME.len()..])
+    }
+}
+
+/// The gate as axum middleware.
+pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    match gate.check(&request) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+fn single(headers: &HeaderMap, name: HeaderName) -> Option<&HeaderValue> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    values.next().is_none().then_some(first)
+}
+
+fn is_well_known(request: &Request) -> bool {
+    matches!(*request.method(), Method::GET | Method::HEAD)
+        && WELL_KNOWN_PATHS.contains(&request.uri().path())
+}
+
+/// What the gate (and the body reader) answers instead of routing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    TooManyRequests,
+    PayloadTooLarge,
+    RequestTimeout,
+    BadRequest,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let code = match self {
+            Refusal::Forbidden => StatusCode::FORBIDDEN,
+            Refusal::NotFound => StatusCode::NOT_FOUND,
+            Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
+            Refusal::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Refusal::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Refusal::BadRequest => StatusCode::BAD_REQUEST,
+        };
+        let mut response = code.into_response();
+        if self == Refusal::Unauthorized {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
