@@ -4,12 +4,12 @@
 //! terminals, send a prompt, watch the reply arrive on screen, and see a
 //! send to an unapproved terminal refused. Run it with `scripts/demo.sh`.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+use hc_sim::testing::{Options, Simulator};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
@@ -32,27 +32,19 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), String> {
-    let bin_dir = sibling_dir()?;
-    let adapter = bin_dir.join("herdr-core-mcp");
-    let sim_bin = bin_dir.join("examples").join("hc-sim");
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let socket = dir.path().join("hc.sock");
+    let adapter = sibling_dir()?.join("herdr-core-mcp");
 
     step("start the bundled hc simulator: 2 agents, 1 shell");
-    let mut sim = Command::new(&sim_bin)
-        .args(["--agents", "2", "--shells", "1", "--socket"])
-        .arg(&socket)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", sim_bin.display()))?;
-    let mut ready = String::new();
-    BufReader::new(sim.stdout.take().expect("piped"))
-        .read_line(&mut ready)
-        .map_err(|e| e.to_string())?;
-    print!("{ready}");
-    let outcome = session(&adapter, dir.path(), &socket).await;
-    let _ = Command::new("kill").arg(sim.id().to_string()).status();
-    let _ = sim.wait();
+    let sim = Simulator::start(Options {
+        agents: 2,
+        shells: 1,
+        ..Options::default()
+    })
+    .map_err(|e| e.to_string())?;
+    print!("{}", sim.ready_line);
+    let outcome = session(&adapter, sim.dir.path(), &sim.socket).await;
+    // SIGTERM: the simulator kills its programs and removes its sockets.
+    sim.stop();
     outcome
 }
 

@@ -1,16 +1,16 @@
 //! The world a measurement runs in: the bundled simulator as a real process
-//! (with its control socket), the adapter as a real process over HTTP, the
-//! private config files they read, and the bearer token.
+//! (started by `hc_sim::testing`, with its control socket), the adapter as a
+//! real process over HTTP, the private config files they read, and the
+//! bearer token.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use hc_sim::testing::{self, Options, Simulator, WorkDir};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
-use tokio::net::UnixStream;
 
 use crate::Res;
 
@@ -49,77 +49,49 @@ impl Bins {
     }
 }
 
-/// A running simulator; SIGTERMed (it then kills its programs) on drop.
+/// A running simulator with a control socket; terminated on drop (SIGTERM,
+/// so it kills its programs first).
 pub struct Sim {
-    child: Child,
     pub socket: PathBuf,
-    pub control: PathBuf,
     pub core_id: String,
+    simulator: Simulator,
 }
 
 impl Sim {
-    /// Starts `hc-sim` with `args` on `DIR/NAME.sock` and waits for its ready line.
-    pub fn start(bins: &Bins, dir: &Path, name: &str, args: &[&str]) -> Res<Sim> {
-        let socket = dir.join(format!("{name}.sock"));
-        let control = dir.join(format!("{name}.ctl"));
-        let stderr = std::fs::File::create(dir.join(format!("{name}.err")))
-            .map_err(|e| format!("cannot create the simulator's log: {e}"))?;
-        let mut child = Command::new(&bins.sim)
-            .arg("--socket")
-            .arg(&socket)
-            .arg("--control")
-            .arg(&control)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", bins.sim.display()))?;
-        let mut ready = String::new();
-        let mut out = BufReader::new(child.stdout.take().expect("piped"));
-        out.read_line(&mut ready)
-            .map_err(|e| format!("reading the simulator's ready line: {e}"))?;
-        // Keep draining stdout so the simulator never blocks on it.
-        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-        let core_id = ready
-            .strip_prefix("ready core_id=")
-            .and_then(|rest| rest.split_whitespace().next())
-            .ok_or_else(|| format!("hc-sim {args:?} did not get ready: {ready:?}"))?
-            .to_owned();
+    /// Starts `hc-sim` with `flags` in `DIR/NAME/` (its stderr in
+    /// `DIR/NAME.err`) and waits for its ready line. No input log: a
+    /// measurement should not pay for a file write per send.
+    pub fn start(bins: &Bins, dir: &Path, name: &str, flags: &[&str]) -> Res<Sim> {
+        let home = dir.join(name);
+        std::fs::create_dir(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+        let options = Options {
+            binary: Some(bins.sim.clone()),
+            input_log: false,
+            stderr: Some(dir.join(format!("{name}.err"))),
+            ..sim_options(flags)?
+        };
+        let simulator = Simulator::start_in(WorkDir::existing(home), options)
+            .map_err(|e| format!("starting the simulator {flags:?}: {e}"))?;
         Ok(Sim {
-            child,
-            socket,
-            control,
-            core_id,
+            socket: simulator.socket.clone(),
+            core_id: simulator.core_id.clone(),
+            simulator,
         })
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.simulator.pid()
     }
 
-    /// One call on the control socket (no handshake, no faults).
+    /// One call on the control socket (no handshake, no faults), made on a
+    /// blocking thread so the runtime's workers keep running.
     pub async fn control(&self, method: &str, params: Value) -> Res<Value> {
-        let stream = UnixStream::connect(&self.control)
+        let control = self.simulator.control.clone();
+        let name = method.to_owned();
+        tokio::task::spawn_blocking(move || testing::control_call(&control, &name, params))
             .await
-            .map_err(|e| format!("control socket: {e}"))?;
-        let (read, mut write) = stream.into_split();
-        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        write
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .map_err(|e| format!("control {method}: {e}"))?;
-        let mut line = String::new();
-        AsyncBufReader::new(read)
-            .read_line(&mut line)
-            .await
-            .map_err(|e| format!("control {method}: {e}"))?;
-        let reply: Value =
-            serde_json::from_str(&line).map_err(|e| format!("control {method}: {e}: {line}"))?;
-        match reply.get("result") {
-            Some(result) => Ok(result.clone()),
-            None => Err(format!("control {method} failed: {line}")),
-        }
+            .map_err(|e| format!("control {method}: {e}"))?
+            .map_err(|e| e.to_string())
     }
 
     pub async fn set_faults(&self, faults: &[&str]) -> Res<()> {
@@ -129,10 +101,36 @@ impl Sim {
     }
 }
 
-impl Drop for Sim {
-    fn drop(&mut self) {
-        terminate(&mut self.child);
+/// The simulator's options from its own flags, which is how the
+/// measurements name what they run against (`--agents 1 --shells 1`).
+fn sim_options(flags: &[&str]) -> Res<Options> {
+    let mut options = Options::default();
+    for pair in flags.chunks(2) {
+        let [flag, value] = *pair else {
+            return Err(format!("hc-sim flag {pair:?} has no value"));
+        };
+        let count = || {
+            value
+                .parse::<usize>()
+                .map_err(|e| format!("hc-sim {flag} {value}: {e}"))
+        };
+        let ms = || {
+            value
+                .parse::<u64>()
+                .map_err(|e| format!("hc-sim {flag} {value}: {e}"))
+        };
+        match flag {
+            "--agents" => options.agents = count()?,
+            "--shells" => options.shells = count()?,
+            "--readers" => options.readers = count()?,
+            "--idle-records" => options.idle_records = count()?,
+            "--agent-delay-ms" => options.agent_delay_ms = Some(ms()?),
+            "--slow-reply-ms" => options.slow_reply_ms = Some(ms()?),
+            "--fault" => options.faults.push(value.to_owned()),
+            _ => return Err(format!("hc-sim flag {flag} is not one loadgen passes on")),
+        }
     }
+    Ok(options)
 }
 
 /// SIGTERM, then SIGKILL if the process is still there after 5 s.

@@ -1,9 +1,10 @@
 //! The command line (other tools depend on it exactly):
-//! `hc-sim --socket PATH [--agents N] [--shells N] [--idle-records N]
-//! [--agent-delay-ms MS] [--input-log FILE] [--fault KIND[:METHOD]]...
-//! [--control PATH] [--slow-reply-ms MS]`, and the hidden `hc-sim agent`.
-//! Raw flags are parsed here and validated into an [`Invocation`]; running
-//! it is `lib`'s job.
+//! `hc-sim --socket PATH [--agents N] [--shells N] [--readers N]
+//! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
+//! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]`, and
+//! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
+//! and validated into an [`Invocation`]; running it is `lib`'s job. The
+//! `--help` text of `--fault` is generated from the fault kinds themselves.
 
 use std::io;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::faults::Fault;
+use crate::faults::{self, Fault};
 use crate::sim::SimOptions;
 
 /// The shell that `--shells` and control `spawn {"kind":"shell"}` run.
@@ -37,6 +38,9 @@ pub struct Cli {
     /// `/bin/sh` terminals to start.
     #[arg(long, value_name = "N", default_value_t = 0)]
     shells: usize,
+    /// Line readers (no bracketed paste) to start, each in its own PTY.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    readers: usize,
     /// Lightweight idle records (no program) to create.
     #[arg(long, value_name = "N", default_value_t = 0)]
     idle_records: usize,
@@ -46,8 +50,9 @@ pub struct Cli {
     /// Append one JSON line per written `terminal.send` to FILE.
     #[arg(long, value_name = "FILE")]
     input_log: Option<PathBuf>,
-    /// Inject a fault, on one method or on every call; repeatable.
-    #[arg(long = "fault", value_name = "KIND[:METHOD]")]
+    /// Inject a fault, on one method or on every call; repeatable
+    /// (`--help` lists the kinds).
+    #[arg(long = "fault", value_name = "KIND[:METHOD]", long_help = faults::long_help())]
     faults: Vec<Fault>,
     /// Also serve the control socket (for tests) at PATH.
     #[arg(long, value_name = "PATH")]
@@ -66,6 +71,9 @@ enum Command {
         #[arg(long, value_name = "MS", default_value_t = 300)]
         delay_ms: u64,
     },
+    /// Run the line reader (no bracketed paste) in the current terminal.
+    #[command(hide = true)]
+    Reader,
 }
 
 /// What to do, validated.
@@ -73,6 +81,7 @@ enum Command {
 pub enum Invocation {
     Serve(Box<ServeConfig>),
     Agent { delay: Duration },
+    Reader,
 }
 
 /// A validated simulator configuration.
@@ -82,6 +91,7 @@ pub struct ServeConfig {
     pub control: Option<PathBuf>,
     pub agents: usize,
     pub shells: usize,
+    pub readers: usize,
     pub idle_records: usize,
     pub sim: SimOptions,
 }
@@ -90,15 +100,19 @@ impl TryFrom<Cli> for Invocation {
     type Error = io::Error;
 
     fn try_from(cli: Cli) -> io::Result<Invocation> {
-        if let Some(Command::Agent { delay_ms }) = cli.command {
-            return Ok(Invocation::Agent {
-                delay: Duration::from_millis(delay_ms),
-            });
+        match cli.command {
+            Some(Command::Agent { delay_ms }) => {
+                return Ok(Invocation::Agent {
+                    delay: Duration::from_millis(delay_ms),
+                });
+            }
+            Some(Command::Reader) => return Ok(Invocation::Reader),
+            None => {}
         }
         let socket = cli.socket.ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "--socket PATH is required")
         })?;
-        let agent_program = std::env::current_exe().map_err(|error| {
+        let own_program = std::env::current_exe().map_err(|error| {
             io::Error::new(error.kind(), format!("cannot locate own binary: {error}"))
         })?;
         let cwd = std::env::current_dir().map_err(|error| {
@@ -112,9 +126,10 @@ impl TryFrom<Cli> for Invocation {
             control: cli.control,
             agents: cli.agents,
             shells: cli.shells,
+            readers: cli.readers,
             idle_records: cli.idle_records,
             sim: SimOptions {
-                agent_program,
+                own_program,
                 agent_delay: Duration::from_millis(cli.agent_delay_ms),
                 shell_program: PathBuf::from(SHELL),
                 cwd,

@@ -1,7 +1,8 @@
 //! The control socket (`--control PATH`), for tests: the same line JSON-RPC
 //! as the hc socket but with no handshake and no faults, to create, kill and
-//! remove terminals, type at a terminal's keyboard, read the hc socket's
-//! counters and change the faults at run time. Its traffic is not counted.
+//! remove terminals, type at a terminal's keyboard, print on a terminal's
+//! screen as its program would, read the hc socket's counters and change
+//! the faults at run time. Its traffic is not counted.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ const SPAWN: &str = "spawn";
 const KILL: &str = "kill";
 const REMOVE: &str = "remove";
 const TYPE: &str = "type";
+const EMIT: &str = "emit";
 const STATS: &str = "stats";
 const SET_FAULTS: &str = "set_faults";
 const RESET_STATS: &str = "reset_stats";
@@ -41,6 +43,13 @@ struct AddressParams {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TypeParams {
+    address: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmitParams {
     address: String,
     text: String,
 }
@@ -114,6 +123,11 @@ async fn answer(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
                 .map_err(|refusal| refusal_error(&terminal.address, refusal))?;
             Ok(json!({ "address": terminal.address, "bytes": params.text.len() }))
         }
+        EMIT => {
+            let params: EmitParams = decode(&call.params)?;
+            let emitted_unix_us = emit(sim, &params)?;
+            Ok(json!({ "emitted_unix_us": emitted_unix_us }))
+        }
         STATS => {
             let _: NoParams = decode(&call.params)?;
             to_value(sim.stats.snapshot())
@@ -137,6 +151,25 @@ async fn answer(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
         }
         other => Err(RpcError::method_not_found(other)),
     }
+}
+
+/// Puts `text` on a terminal's screen as if its program had printed it
+/// (OSC filter, VT parser, status reports: the very path of real output);
+/// returns when the screen held it, in µs since the Unix epoch.
+fn emit(sim: &Sim, params: &EmitParams) -> Result<u64, RpcError> {
+    let terminal = find(sim, &params.address)?;
+    if let Some(exit) = terminal.exit() {
+        return Err(RpcError::finished(&terminal.address, exit.finished_ms));
+    }
+    terminal
+        .apply_output(params.text.as_bytes())
+        .ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "{} is an idle record: it has no program and no screen to emit on; \
+                 emit to an agent, shell or reader terminal",
+                terminal.address
+            ))
+        })
 }
 
 fn to_value(result: impl serde::Serialize) -> Result<Value, RpcError> {

@@ -25,24 +25,37 @@ const WRONG_VERSION: &str = "0.1.14";
 const WRONG_GENERATION: u64 = 2;
 const WRONG_FRAMING: &str = "json-seq";
 
-/// Every fault the simulator can inject.
+/// Every fault the simulator can inject. What each does is [`FaultKind::meaning`],
+/// which `hc-sim --help` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
+    /// `hc.hello` claims another version.
     WrongVersion,
+    /// `hc.hello` claims another generation.
     WrongGeneration,
+    /// `hc.hello` claims another framing.
     WrongFraming,
+    /// The reply carries another id.
     IdMismatch,
+    /// The reply is cut short: not JSON.
     MalformedJson,
+    /// A notification line comes before the reply.
     Notification,
+    /// The reply is valid but huge.
     OversizedReply,
+    /// The reply never ends.
     EndlessReply,
+    /// No reply; the connection stays open.
     NoReply,
+    /// The connection closes instead of replying.
     DropAfterDispatch,
+    /// The reply comes late.
     SlowReply,
 }
 
 impl FaultKind {
-    const ALL: [FaultKind; 11] = [
+    /// Every kind, in the order `--help` lists them.
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::WrongVersion,
         FaultKind::WrongGeneration,
         FaultKind::WrongFraming,
@@ -56,6 +69,7 @@ impl FaultKind {
         FaultKind::SlowReply,
     ];
 
+    /// The kind's name in `--fault` and control `set_faults`.
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::WrongVersion => "wrong-version",
@@ -69,6 +83,44 @@ impl FaultKind {
             FaultKind::NoReply => "no-reply",
             FaultKind::DropAfterDispatch => "drop-after-dispatch",
             FaultKind::SlowReply => "slow-reply",
+        }
+    }
+
+    /// What the fault does to a reply, in one line (built from the same
+    /// constants the fault uses, so the help cannot drift from the code).
+    pub fn meaning(self) -> String {
+        match self {
+            FaultKind::WrongVersion => {
+                format!("a successful hc.hello claims version {WRONG_VERSION}")
+            }
+            FaultKind::WrongGeneration => {
+                format!("a successful hc.hello claims generation {WRONG_GENERATION}")
+            }
+            FaultKind::WrongFraming => {
+                format!("a successful hc.hello claims framing {WRONG_FRAMING}")
+            }
+            FaultKind::IdMismatch => format!(
+                "the reply's id is another one (+{ID_MISMATCH_OFFSET}, or \"-mismatch\" appended)"
+            ),
+            FaultKind::MalformedJson => {
+                "the reply line stops right after \"result\": (not JSON)".to_string()
+            }
+            FaultKind::Notification => format!(
+                "a {} notification line comes before the reply",
+                wire::STATUS_NOTIFICATION
+            ),
+            FaultKind::OversizedReply => format!(
+                "the reply's result is a {} MiB string",
+                OVERSIZED_REPLY_BYTES / (1024 * 1024)
+            ),
+            FaultKind::EndlessReply => {
+                "the reply streams bytes with no newline until the peer leaves".to_string()
+            }
+            FaultKind::NoReply => "no reply is sent; the connection is still served".to_string(),
+            FaultKind::DropAfterDispatch => {
+                "the connection closes instead of replying (post-dispatch loss)".to_string()
+            }
+            FaultKind::SlowReply => "the reply waits --slow-reply-ms before it goes".to_string(),
         }
     }
 
@@ -127,6 +179,32 @@ impl fmt::Display for Fault {
             None => f.write_str(self.kind.name()),
         }
     }
+}
+
+/// The `--help` text of `--fault`: every kind with its meaning, and what
+/// METHOD may name.
+pub fn long_help() -> String {
+    let width = FaultKind::ALL
+        .iter()
+        .map(|kind| kind.name().len())
+        .max()
+        .unwrap_or(0);
+    let mut help = String::from(
+        "Inject a fault, on one method or on every call; repeatable.\n\
+         The call is always carried out first (a faulted terminal.send has\n\
+         written its input), then its reply is faulted.\n\nKIND is one of:\n",
+    );
+    for kind in FaultKind::ALL {
+        help.push_str(&format!("  {:width$}  {}\n", kind.name(), kind.meaning()));
+    }
+    let methods: Vec<_> = Method::ALL.map(Method::name).into();
+    help.push_str(&format!(
+        "\n:METHOD limits the fault to one of\n{};\n\
+         without it the fault applies to every call, hc.hello and unknown\n\
+         methods included.",
+        methods.join(", ")
+    ));
+    help
 }
 
 /// The faults in force; replaceable at run time.
@@ -323,6 +401,20 @@ mod tests {
             Some(FaultKind::NoReply)
         );
         assert_eq!(set.plan(Some(Method::Hello)).delivery, None);
+    }
+
+    #[test]
+    fn the_help_names_every_kind_with_its_meaning() {
+        let help = long_help();
+        for kind in FaultKind::ALL {
+            let line = format!("{}  {}", kind.name(), kind.meaning());
+            assert!(
+                help.lines()
+                    .any(|shown| shown.trim_start().starts_with(kind.name())
+                        && shown.ends_with(&kind.meaning())),
+                "{line} missing from:\n{help}"
+            );
+        }
     }
 
     #[test]

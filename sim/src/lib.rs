@@ -13,9 +13,14 @@
 //! - [`terminal`]: one terminal's screen, status and input lock.
 //! - [`osc`]: OSC 7501 and mode 2026 taken from program output.
 //! - [`input`]: the `terminal.send` write path; [`input_log`]: its record.
-//! - [`pty`]: programs in PTYs; [`agent`]: the scripted agent program.
+//! - [`pty`]: programs in PTYs; [`agent`]: the scripted agent program;
+//!   [`reader`]: the line reader (no bracketed paste); [`tty`]: what those
+//!   two programs share.
 //! - [`control`]: the test-only control socket; [`stats`]: its counters.
 //! - [`cli`]: the command line.
+//!
+//! From the outside in: [`testing`] starts the built `hc-sim` binary as a
+//! process and drives it (for tests, benchmarks and the demo).
 
 pub mod agent;
 pub mod cli;
@@ -28,11 +33,14 @@ pub mod input_log;
 pub mod methods;
 pub mod osc;
 pub mod pty;
+pub mod reader;
 pub mod registry;
 pub mod server;
 pub mod sim;
 pub mod stats;
 pub mod terminal;
+pub mod testing;
+pub mod tty;
 pub mod wire;
 
 use std::io::{self, Write};
@@ -57,6 +65,7 @@ pub fn main() -> ExitCode {
     };
     let config = match invocation {
         Invocation::Agent { delay } => return agent::run(delay),
+        Invocation::Reader => return reader::run(),
         Invocation::Serve(config) => config,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -102,6 +111,7 @@ pub async fn run(config: ServeConfig) -> io::Result<()> {
     let started = async {
         sim.spawn_many(TerminalKind::Agent, config.agents).await?;
         sim.spawn_many(TerminalKind::Shell, config.shells).await?;
+        sim.spawn_many(TerminalKind::Reader, config.readers).await?;
         sim.spawn_many(TerminalKind::Idle, config.idle_records)
             .await
     };

@@ -117,7 +117,9 @@ pub fn start_threads(terminal: Arc<Terminal>, mut reader: Box<dyn Read + Send>) 
             loop {
                 match reader.read(&mut buffer) {
                     Ok(0) => break,
-                    Ok(read) => output_terminal.apply_output(&buffer[..read]),
+                    Ok(read) => {
+                        output_terminal.apply_output(&buffer[..read]);
+                    }
                     Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                     // EIO: every holder of the PTY's other end is gone.
                     Err(_) => break,

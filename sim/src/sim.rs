@@ -19,8 +19,9 @@ use crate::stats::Stats;
 use crate::terminal::{Backend, Terminal};
 use crate::wire::{self, Status};
 
-/// How long a new program may take to show signs of life (the agent's first
-/// status report, the shell's first output) before it is served anyway.
+/// How long a new program may take to show signs of life (the first status
+/// report of an agent or a reader, the shell's first output) before it is
+/// served anyway.
 const STARTUP_WAIT: Duration = Duration::from_secs(10);
 /// How long `kill` waits for the killed program to be reaped.
 const KILL_WAIT: Duration = Duration::from_secs(5);
@@ -42,6 +43,8 @@ pub enum TerminalKind {
     Agent,
     /// `/bin/sh` in a PTY.
     Shell,
+    /// The line reader (`hc-sim reader`) in a PTY: no bracketed paste.
+    Reader,
     /// A record with no program (status idle, input dropped).
     Idle,
 }
@@ -49,8 +52,9 @@ pub enum TerminalKind {
 /// Everything the core needs from the command line.
 #[derive(Debug, Clone)]
 pub struct SimOptions {
-    /// The program run as the agent, with `agent --delay-ms MS`.
-    pub agent_program: PathBuf,
+    /// The simulator's own binary, run as `agent --delay-ms MS` for an
+    /// agent and as `reader` for a reader.
+    pub own_program: PathBuf,
     pub agent_delay: Duration,
     pub shell_program: PathBuf,
     /// The cwd of every program, and of every record.
@@ -123,7 +127,7 @@ impl Sim {
                 return Ok(terminal);
             }
             TerminalKind::Agent => ProgramSpec {
-                path: self.options.agent_program.clone(),
+                path: self.options.own_program.clone(),
                 args: vec![
                     "agent".into(),
                     "--delay-ms".into(),
@@ -134,6 +138,11 @@ impl Sim {
             TerminalKind::Shell => ProgramSpec {
                 path: self.options.shell_program.clone(),
                 args: Vec::new(),
+                cwd: self.options.cwd.clone(),
+            },
+            TerminalKind::Reader => ProgramSpec {
+                path: self.options.own_program.clone(),
+                args: vec!["reader".into()],
                 cwd: self.options.cwd.clone(),
             },
         };
@@ -212,7 +221,7 @@ async fn wait_started(terminal: &Terminal, kind: TerminalKind) {
         .wait_for(STARTUP_WAIT, |state| {
             state.exit.is_some()
                 || match kind {
-                    TerminalKind::Agent => state.status != Status::Unknown,
+                    TerminalKind::Agent | TerminalKind::Reader => state.status != Status::Unknown,
                     TerminalKind::Shell => state.output_bytes > 0,
                     TerminalKind::Idle => true,
                 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::clock::unix_ms;
+use crate::clock::{unix_ms, unix_us};
 use crate::osc::{OscFilter, StatusReport};
 use crate::pty::PtyProgram;
 use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
@@ -182,12 +182,14 @@ impl Terminal {
     }
 
     /// Feeds one chunk of program output through the filter and the parser.
-    pub fn apply_output(&self, chunk: &[u8]) {
-        {
+    /// Returns the wall clock (µs since the Unix epoch) read once the screen
+    /// holds the chunk, still under the state lock, so every read that sees
+    /// the chunk began after that instant; `None` for a terminal without a
+    /// screen (an idle record), which ignores the chunk.
+    pub fn apply_output(&self, chunk: &[u8]) -> Option<u64> {
+        let shown_us = {
             let mut state = self.state();
-            let Some(screen) = state.screen.as_mut() else {
-                return;
-            };
+            let screen = state.screen.as_mut()?;
             let (mut bytes, mut reports) = (Vec::with_capacity(chunk.len()), Vec::new());
             screen.filter.feed(chunk, &mut bytes, &mut reports);
             screen.parser.process(&bytes);
@@ -195,8 +197,10 @@ impl Terminal {
                 state.apply_report(report);
             }
             state.output_bytes += chunk.len() as u64;
-        }
+            unix_us()
+        };
         self.notify_change();
+        Some(shown_us)
     }
 
     /// Wakes everyone in [`Terminal::wait_for`].

@@ -8,14 +8,12 @@
 
 mod keys;
 
-use std::fs::File;
-use std::io::{Read, Write};
-use std::mem::ManuallyDrop;
-use std::os::fd::FromRawFd;
+use std::io::Read;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::tty::{emit, say, visible};
 use crate::wire::Status;
 pub use keys::PromptReader;
 
@@ -153,43 +151,9 @@ impl Agent {
     }
 }
 
-/// Shows control characters in caret notation so a prompt cannot drive
-/// the agent's own screen.
-fn visible(line: &str) -> String {
-    let mut shown = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c {
-            '\t' => shown.push(c),
-            '\0'..='\x1f' => {
-                shown.push('^');
-                shown.push(char::from(c as u8 + 0x40));
-            }
-            '\x7f' => shown.push_str("^?"),
-            '\u{80}'..='\u{9f}' => shown.push_str(&format!("<U+{:04X}>", u32::from(c))),
-            _ => shown.push(c),
-        }
-    }
-    shown
-}
-
-fn say(line: &str) {
-    emit(format!("{line}\r\n").as_bytes());
-}
-
-/// Reports a state over OSC 7501, in one write.
+/// Reports a state under the agent's program name.
 fn report(status: Status) {
-    let sequence = format!("\x1b]7501;status={};program={PROGRAM}\x07", status.as_str());
-    emit(sequence.as_bytes());
-}
-
-/// Writes to the terminal unbuffered: one `write(2)` per call unless the
-/// kernel takes less.
-fn emit(bytes: &[u8]) {
-    // SAFETY: fd 1 is open for the process's life; ManuallyDrop keeps this
-    // handle from closing it.
-    let mut stdout = ManuallyDrop::new(unsafe { File::from_raw_fd(1) });
-    // A vanished terminal ends the agent through its input anyway.
-    let _ = stdout.write_all(bytes);
+    crate::tty::report(status, PROGRAM);
 }
 
 /// The tty in raw mode (no echo, no line editing, no signals) until dropped.
@@ -221,15 +185,5 @@ impl Drop for RawMode {
                 libc::tcsetattr(0, libc::TCSANOW, saved);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_shown_not_executed() {
-        assert_eq!(visible("a\x1b[31mb\x7f\u{85}"), "a^[[31mb^?<U+0085>");
     }
 }

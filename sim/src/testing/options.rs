@@ -1,0 +1,126 @@
+//! How to run a simulator: one field per `hc-sim` flag, plus where its
+//! binary and its stderr are, and how those fields become the command line.
+//! Starting the process is `Simulator`'s job.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// How to run a simulator: each field is one `hc-sim` flag (`None` and 0
+/// leave the simulator's default), plus where its binary and stderr are.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The `hc-sim` binary; `None` looks for it with [`locate_binary`].
+    pub binary: Option<PathBuf>,
+    /// `--agents`: scripted agents, started first (addresses `t1`…).
+    pub agents: usize,
+    /// `--shells`: `/bin/sh` terminals, after the agents.
+    pub shells: usize,
+    /// `--readers`: line readers (no bracketed paste), after the shells.
+    pub readers: usize,
+    /// `--idle-records`: records with no program, last.
+    pub idle_records: usize,
+    /// `--agent-delay-ms` (the simulator's default is 300).
+    pub agent_delay_ms: Option<u64>,
+    /// `--fault` specs (`kind[:method]`), in order.
+    pub faults: Vec<String>,
+    /// `--slow-reply-ms` (the simulator's default is 3000).
+    pub slow_reply_ms: Option<u64>,
+    /// Pass `--input-log` (the default). [`Simulator::writes`] reads it; a
+    /// benchmark may turn it off to spare the simulator a file write per send.
+    pub input_log: bool,
+    /// Send the simulator's stderr to this file (created or truncated);
+    /// `None` shares this process's stderr.
+    pub stderr: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            binary: None,
+            agents: 0,
+            shells: 0,
+            readers: 0,
+            idle_records: 0,
+            agent_delay_ms: None,
+            faults: Vec::new(),
+            slow_reply_ms: None,
+            input_log: true,
+            stderr: None,
+        }
+    }
+}
+
+impl Options {
+    /// `n` agents and nothing else.
+    pub fn agents(n: usize) -> Options {
+        Options {
+            agents: n,
+            ..Options::default()
+        }
+    }
+
+    /// These options with one more `--fault`.
+    pub fn fault(mut self, spec: &str) -> Options {
+        self.faults.push(spec.to_owned());
+        self
+    }
+
+    /// The flags after `--socket`, `--control` and `--input-log`.
+    pub(super) fn flags(&self) -> Vec<OsString> {
+        let mut flags: Vec<OsString> = Vec::new();
+        let mut flag = |name: &str, value: String| {
+            flags.push(name.into());
+            flags.push(value.into());
+        };
+        flag("--agents", self.agents.to_string());
+        flag("--shells", self.shells.to_string());
+        flag("--readers", self.readers.to_string());
+        flag("--idle-records", self.idle_records.to_string());
+        if let Some(ms) = self.agent_delay_ms {
+            flag("--agent-delay-ms", ms.to_string());
+        }
+        if let Some(ms) = self.slow_reply_ms {
+            flag("--slow-reply-ms", ms.to_string());
+        }
+        for fault in &self.faults {
+            flag("--fault", fault.clone());
+        }
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_become_flags_in_a_fixed_order() {
+        let options = Options {
+            readers: 2,
+            agent_delay_ms: Some(50),
+            ..Options::agents(1).fault("no-reply:terminal.send")
+        };
+        let flags: Vec<_> = options
+            .flags()
+            .into_iter()
+            .map(|flag| flag.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                "--agents",
+                "1",
+                "--shells",
+                "0",
+                "--readers",
+                "2",
+                "--idle-records",
+                "0",
+                "--agent-delay-ms",
+                "50",
+                "--fault",
+                "no-reply:terminal.send",
+            ]
+        );
+    }
+}
