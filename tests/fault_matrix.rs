@@ -383,8 +383,7 @@ async fn a_thousand_sends_under_random_faults_match_the_input_log() {
             "sendMode": mode,
             "timeoutMs": TIMEOUT_MS,
         }));
-        let stderr_log = sim.dir.path().join(format!("adapter-{mode}.stderr"));
-        clients.push(Arc::new(mcp::stdio(&config, &stderr_log).await));
+        clients.push(Arc::new(crate::support::in_process::stdio(&config).await));
     }
 
     let sizes = round_sizes(&mut rng);

@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::core_client::wait_status;
+use crate::support::in_process;
 use crate::support::mcp::{self, Client, HttpAdapter, TEST_TOKEN, call, is_error, structured};
 use crate::support::{Sim, SimOptions, run_adapter, write_config};
 
@@ -28,21 +29,30 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 /// How long one raw exchange may take before it counts as hung.
 const EXCHANGE_DEADLINE: Duration = Duration::from_secs(10);
 
-/// Starts the adapter over HTTP on a free port for `sim`.
-async fn serve_http(sim: &Sim, extra: Value) -> HttpAdapter {
-    let port = mcp::free_port();
+/// The config of an HTTP adapter on `port` for `sim`, with `extra` merged in.
+fn http_config(sim: &Sim, extra: &Value, port: u16) -> PathBuf {
     let mut config = json!({
         "transport": "http",
         "http": {"port": port},
         "coreId": sim.core_id,
     });
-    crate::support::merge(&mut config, extra);
+    crate::support::merge(&mut config, extra.clone());
     if let Some(http) = config["http"].as_object_mut() {
         http.insert("port".into(), json!(port));
     }
-    let config = sim.config(config);
-    let stderr_log = sim.dir.path().join(format!("adapter-{port}.stderr"));
-    mcp::http(&config, port, &stderr_log).await
+    sim.config(config)
+}
+
+/// Spawns the adapter binary over HTTP for `sim` (for the tests that read
+/// its log or its memory).
+async fn spawn_http(sim: &Sim, extra: Value) -> HttpAdapter {
+    let stderr_log = sim.dir.path().join("adapter-http.stderr");
+    mcp::http(|port| http_config(sim, &extra, port), &stderr_log).await
+}
+
+/// Serves the adapter over HTTP in-process for `sim`.
+async fn serve_http(sim: &Sim, extra: Value) -> in_process::HttpAdapter {
+    in_process::http(|port| http_config(sim, &extra, port)).await
 }
 
 // ---------------------------------------------------------------------------
@@ -658,7 +668,7 @@ fn judge(row: &Row, reply: &Reply) -> Result<(), String> {
 #[tokio::test]
 async fn hostile_request_battery() {
     let sim = Sim::start(SimOptions::default());
-    let adapter = serve_http(&sim, json!({"http": {"allowedOrigins": [OK_ORIGIN]}})).await;
+    let adapter = spawn_http(&sim, json!({"http": {"allowedOrigins": [OK_ORIGIN]}})).await;
     let rows = battery(adapter.port);
     assert!(rows.len() >= 50, "only {} rows", rows.len());
     let mut names: Vec<&str> = rows.iter().map(|r| r.name).collect();
@@ -738,7 +748,7 @@ async fn a_thousand_concurrent_unauthenticated_posts_all_get_401() {
     const REQUESTS: usize = 1_000;
     raise_fd_limit(4_096);
     let sim = Sim::start(SimOptions::default());
-    let adapter = serve_http(&sim, json!({})).await;
+    let adapter = spawn_http(&sim, json!({})).await;
     let port = adapter.port;
     let pid = adapter.child.id().expect("adapter pid");
     // One authenticated request first, so lazy start-up allocations are in
@@ -978,7 +988,7 @@ async fn tools_end_to_end_over_streamable_http() {
         let stderr_log: PathBuf = sim.dir.path().join("e2e.stderr");
         let (client, _adapter) = match transport {
             Transport::Http => {
-                let adapter = serve_http(&sim, extra).await;
+                let adapter = spawn_http(&sim, extra).await;
                 (adapter.client().await, Some(adapter))
             }
             Transport::Stdio => (mcp::stdio(&sim.config(extra), &stderr_log).await, None),
@@ -1004,7 +1014,10 @@ async fn tools_end_to_end_over_streamable_http() {
 #[test]
 fn http_startup_fails_closed_on_a_weak_token() {
     let dir = tempfile::tempdir().unwrap();
-    let port = mcp::free_port();
+    // Held by the test: an adapter that got as far as binding would fail
+    // with "cannot listen" (exit 1), not with the token's exit 2.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
     let config = write_config(
         dir.path(),
         &json!({"socketPath": dir.path().join("hc.sock"), "transport": "http", "http": {"port": port}}),
@@ -1033,9 +1046,5 @@ fn http_startup_fails_closed_on_a_weak_token() {
         if let Some(token) = token {
             assert!(!stderr.contains(token), "{what}: the token was printed");
         }
-        assert!(
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
-            "{what}: something listens on the port"
-        );
     }
 }

@@ -58,13 +58,9 @@ async fn serve_starts_with_hc_down_and_tools_say_why() {
 #[tokio::test]
 async fn sigterm_and_sigint_stop_both_transports_cleanly() {
     let sim = Sim::start(SimOptions::agents(1));
-    for (transport, signal) in [
-        ("stdio", libc::SIGTERM),
-        ("stdio", libc::SIGINT),
-        ("http", libc::SIGTERM),
-    ] {
-        let port = mcp::free_port();
-        let config = sim.config(json!({"transport": transport, "http": {"port": port}}));
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let transport = "stdio";
+        let config = sim.config(json!({"transport": transport}));
         let mut child = tokio::process::Command::new(adapter_bin())
             .args(["serve", "--config", config.to_str().unwrap()])
             .env("HERDR_MCP_TOKEN", TEST_TOKEN)
@@ -91,6 +87,17 @@ async fn sigterm_and_sigint_stop_both_transports_cleanly() {
             "{transport}: slow shutdown"
         );
     }
+    let stderr_log = sim.dir.path().join("http.stderr");
+    let config = |port: u16| sim.config(json!({"transport": "http", "http": {"port": port}}));
+    let mut adapter = mcp::http(config, &stderr_log).await;
+    let started = Instant::now();
+    send_signal(adapter.child.id().unwrap(), libc::SIGTERM);
+    let status = exit_status(&mut adapter.child).await;
+    assert!(status.success(), "http/SIGTERM: {status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "http: slow shutdown"
+    );
     // The terminals are untouched.
     let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
     assert!(hc.get("t1").await.unwrap().value.finished_ms.is_none());
@@ -103,7 +110,7 @@ async fn a_send_cancelled_during_preflight_sends_nothing() {
         slow_reply_ms: Some(2_000),
         ..SimOptions::default()
     };
-    let world = World::new(options, json!({})).await;
+    let world = World::spawned(options, json!({})).await;
     wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
     world.sim.set_faults(&["slow-reply:terminal.get"]);
     let args = json!({"address": "t1", "text": "cancel me"});

@@ -16,27 +16,42 @@ use crate::core_client::wait_status;
 use crate::support::mcp::{
     self, Client, call, call_invalid, is_error, send_prompt, structured, text,
 };
-use crate::support::{Sim, SimOptions, adapter_bin};
+use crate::support::{Sim, SimOptions, adapter_bin, in_process};
 
 /// A simulator, a direct core client for arranging terminal states, and the
-/// adapter over stdio.
+/// adapter over stdio: in-process, or the spawned binary when a test reads
+/// its log (`stderr_log`).
 pub struct World {
     pub sim: Sim,
     pub hc: HcClient,
     pub client: Client,
-    pub stderr_log: PathBuf,
+    pub stderr_log: Option<PathBuf>,
 }
 
 impl World {
-    /// Every terminal the simulator starts with is approved.
+    /// Every terminal the simulator starts with is approved; the adapter
+    /// runs in-process.
     pub async fn new(options: SimOptions, extra_config: Value) -> World {
+        World::build(options, extra_config, false).await
+    }
+
+    /// As [`World::new`], with the adapter binary spawned and its log kept.
+    pub async fn spawned(options: SimOptions, extra_config: Value) -> World {
+        World::build(options, extra_config, true).await
+    }
+
+    async fn build(options: SimOptions, extra_config: Value, spawn: bool) -> World {
         let sim = Sim::start(options);
         let hc = HcClient::new(&sim.socket, Duration::from_secs(5));
         let mut config = json!({"coreId": sim.core_id, "sendAllowlist": approve_all(&hc).await});
         crate::support::merge(&mut config, extra_config);
         let config = sim.config(config);
-        let stderr_log = sim.dir.path().join("adapter.stderr");
-        let client = mcp::stdio(&config, &stderr_log).await;
+        let (client, stderr_log) = if spawn {
+            let stderr_log = sim.dir.path().join("adapter.stderr");
+            (mcp::stdio(&config, &stderr_log).await, Some(stderr_log))
+        } else {
+            (in_process::stdio(&config).await, None)
+        };
         World {
             sim,
             hc,
@@ -56,8 +71,13 @@ impl World {
         self.hc.send(request, &core).await.expect("arranging send");
     }
 
+    /// The audit lines the spawned adapter logged.
     pub fn audit_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.stderr_log)
+        let log = self
+            .stderr_log
+            .as_ref()
+            .expect("audit lines need World::spawned");
+        std::fs::read_to_string(log)
             .unwrap_or_default()
             .lines()
             .filter(|l| l.contains("audit") && l.contains("send_prompt"))
@@ -119,7 +139,7 @@ async fn send_mode_by_preflight_status_table() {
             agent_delay_ms: Some(50),
             ..SimOptions::default()
         };
-        let world = World::new(options, json!({"sendMode": mode})).await;
+        let world = World::spawned(options, json!({"sendMode": mode})).await;
         for (address, status) in arrange_every_status(&world).await {
             let writes_before = world.sim.writes_to(address);
             let out = send_prompt(&world.client, address, "next task").await;
@@ -150,7 +170,7 @@ async fn every_refusal_reason_is_not_sent_with_zero_writes() {
         agents: 4,
         ..SimOptions::default()
     };
-    let world = World::new(options, json!({})).await;
+    let world = World::spawned(options, json!({})).await;
     for a in ["t1", "t2", "t3", "t4"] {
         wait_status(&world.hc, a, TerminalStatus::Idle).await;
     }
@@ -219,7 +239,7 @@ async fn every_refusal_reason_is_not_sent_with_zero_writes() {
     assert_eq!(out["chars"], 16_000);
     let audit = world.audit_lines();
     assert_eq!(audit.len(), cases.len() + 1);
-    let log = std::fs::read_to_string(&world.stderr_log).unwrap();
+    let log = std::fs::read_to_string(world.stderr_log.as_ref().unwrap()).unwrap();
     assert!(!log.contains(secret), "prompt text reached the log");
     assert!(audit.iter().all(|l| l.contains("sha256=")), "{audit:?}");
 }
@@ -238,7 +258,7 @@ async fn sends_are_refused_without_core_id_or_on_another_core() {
         ),
     ] {
         let config = sim.config(config);
-        let client = mcp::stdio(&config, &sim.dir.path().join("stderr.log")).await;
+        let client = in_process::stdio(&config).await;
         let out = send_prompt(&client, "t1", "hello").await;
         assert_eq!(out["outcome"], "not_sent", "{out}");
         assert_eq!(out["reason_code"], reason, "{out}");
@@ -321,7 +341,7 @@ async fn pagination_skips_and_repeats_nothing_that_existed_throughout() {
         .collect();
     assert_eq!(initial.len(), 250);
     let config = sim.config(json!({}));
-    let client = mcp::stdio(&config, &sim.dir.path().join("stderr.log")).await;
+    let client = in_process::stdio(&config).await;
     let mut seen: Vec<String> = Vec::new();
     let mut removed: Vec<String> = Vec::new();
     let mut cursor: Option<String> = None;
@@ -368,7 +388,7 @@ async fn a_cursor_from_another_core_or_forged_is_refused() {
         ..SimOptions::default()
     });
     let config = sim.config(json!({}));
-    let client = mcp::stdio(&config, &sim.dir.path().join("stderr.log")).await;
+    let client = in_process::stdio(&config).await;
     let out = structured(&call(&client, "list_sessions", json!({"limit": 2})).await).clone();
     let cursor = out["next_cursor"].as_str().expect("a next page").to_owned();
     let forged = format!("{}x", cursor);

@@ -72,46 +72,67 @@ impl HttpAdapter {
 
     /// An rmcp streamable-HTTP client session with the token.
     pub async fn client(&self) -> Client {
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(self.url()).auth_header(TEST_TOKEN);
-        ().serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .expect("MCP initialize over HTTP")
+        http_client(&self.url()).await
     }
 }
 
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind port 0")
-        .port()
+/// An rmcp Streamable HTTP client session to `url` with the test token.
+pub async fn http_client(url: &str) -> Client {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TEST_TOKEN);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP initialize over HTTP")
 }
 
-/// Starts `serve` for an http config and waits until it accepts connections.
-pub async fn http(config: &Path, port: u16, stderr_log: &Path) -> HttpAdapter {
-    let stderr = std::fs::File::create(stderr_log).expect("stderr log");
-    let child = tokio::process::Command::new(adapter_bin())
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .env("HERDR_MCP_TOKEN", TEST_TOKEN)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(stderr))
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the adapter");
-    super::eventually("the HTTP adapter to listen", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    })
-    .await;
-    HttpAdapter {
-        child,
-        port,
-        stderr_log: stderr_log.to_owned(),
+/// Spawns `serve` over HTTP on a port the kernel just handed out, with the
+/// config `write_config` writes for that port, and waits until the adapter
+/// logs that it listens. The port is free when picked but not reserved, so
+/// a start that loses it to another process (the adapter exits saying it
+/// cannot listen) is tried again on another port, a few times at most.
+pub async fn http(write_config: impl Fn(u16) -> PathBuf, stderr_log: &Path) -> HttpAdapter {
+    const TRIES: usize = 5;
+    for _ in 0..TRIES {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("bind port 0")
+            .port();
+        let config = write_config(port);
+        let stderr = std::fs::File::create(stderr_log).expect("stderr log");
+        let mut child = tokio::process::Command::new(adapter_bin())
+            .arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .env("HERDR_MCP_TOKEN", TEST_TOKEN)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the adapter");
+        let listening = format!("address=127.0.0.1:{port}");
+        let started = super::eventually("the HTTP adapter to listen or exit", || {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Some(false);
+            }
+            let log = std::fs::read_to_string(stderr_log).unwrap_or_default();
+            log.lines()
+                .any(|l| l.contains("serving MCP over HTTP") && l.contains(&listening))
+                .then_some(true)
+        })
+        .await;
+        if started {
+            return HttpAdapter {
+                child,
+                port,
+                stderr_log: stderr_log.to_owned(),
+            };
+        }
+        let log = std::fs::read_to_string(stderr_log).unwrap_or_default();
+        assert!(log.contains("cannot listen"), "the adapter exited: {log}");
     }
+    panic!("no free port after {TRIES} tries")
 }
 
 /// Calls a tool and returns its result (tool-level errors included).

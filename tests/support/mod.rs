@@ -4,16 +4,15 @@
 
 #![allow(dead_code)]
 
+pub mod in_process;
 pub mod mcp;
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 /// Longest any test waits for a condition before failing.
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -23,188 +22,40 @@ pub fn adapter_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_herdr-core-mcp"))
 }
 
-/// The simulator binary (`cargo build --example hc-sim`; `cargo test` and
-/// `cargo nextest run` build examples before running tests).
-pub fn sim_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>");
-    let bin = profile_dir.join("examples").join("hc-sim");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --example hc-sim` (scripts/test.sh does)",
-        bin.display()
-    );
-    bin
-}
+pub use hc_sim::testing::{Options as SimOptions, WorkDir};
 
-/// Options for one simulator run.
-#[derive(Debug, Clone, Default)]
-pub struct SimOptions {
-    pub agents: usize,
-    pub shells: usize,
-    pub idle_records: usize,
-    pub agent_delay_ms: Option<u64>,
-    pub faults: Vec<String>,
-    pub slow_reply_ms: Option<u64>,
-}
+/// The bundled simulator (`hc_sim::testing::Simulator`, a real process on
+/// sockets in its own directory) plus what the adapter's tests add: config
+/// files for an adapter talking to it, and waiting on its counters.
+pub struct Sim(hc_sim::testing::Simulator);
 
-impl SimOptions {
-    pub fn agents(n: usize) -> SimOptions {
-        SimOptions {
-            agents: n,
-            ..SimOptions::default()
-        }
+impl std::ops::Deref for Sim {
+    type Target = hc_sim::testing::Simulator;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
-    pub fn fault(mut self, fault: &str) -> SimOptions {
-        self.faults.push(fault.to_owned());
-        self
-    }
-}
-
-/// A running simulator in its own temp directory.
-pub struct Sim {
-    pub dir: TempDir,
-    pub socket: PathBuf,
-    pub control: PathBuf,
-    pub input_log: PathBuf,
-    pub core_id: String,
-    child: Child,
 }
 
 impl Sim {
     pub fn start(options: SimOptions) -> Sim {
-        let dir = tempfile::Builder::new()
-            .prefix("hcmcp")
-            .tempdir()
-            .expect("temp dir");
-        Sim::start_in(dir, options)
+        Sim(hc_sim::testing::Simulator::start(options).expect("start hc-sim"))
     }
 
     /// Starts a simulator in `dir` (reusing its socket path if restarted).
-    pub fn start_in(dir: TempDir, options: SimOptions) -> Sim {
-        let socket = dir.path().join("hc.sock");
-        let control = dir.path().join("control.sock");
-        let input_log = dir.path().join("input.log");
-        let mut command = Command::new(sim_bin());
-        command
-            .arg("--socket")
-            .arg(&socket)
-            .arg("--control")
-            .arg(&control)
-            .arg("--input-log")
-            .arg(&input_log)
-            .arg("--agents")
-            .arg(options.agents.to_string())
-            .arg("--shells")
-            .arg(options.shells.to_string())
-            .arg("--idle-records")
-            .arg(options.idle_records.to_string());
-        if let Some(ms) = options.agent_delay_ms {
-            command.arg("--agent-delay-ms").arg(ms.to_string());
-        }
-        if let Some(ms) = options.slow_reply_ms {
-            command.arg("--slow-reply-ms").arg(ms.to_string());
-        }
-        for fault in &options.faults {
-            command.arg("--fault").arg(fault);
-        }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn hc-sim");
-        let mut ready = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut ready)
-            .expect("read the ready line");
-        let core_id = ready
-            .strip_prefix("ready core_id=")
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or_else(|| panic!("unexpected ready line {ready:?}"))
-            .to_owned();
-        Sim {
-            dir,
-            socket,
-            control,
-            input_log,
-            core_id,
-            child,
-        }
+    pub fn start_in(dir: WorkDir, options: SimOptions) -> Sim {
+        Sim(hc_sim::testing::Simulator::start_in(dir, options).expect("start hc-sim"))
     }
 
     /// Stops this simulator (SIGTERM) and hands back its directory.
-    pub fn stop(mut self) -> TempDir {
-        self.terminate();
-        let dir = tempfile::Builder::new()
-            .prefix("hcmcp")
-            .tempdir()
-            .expect("temp dir");
-        std::mem::replace(&mut self.dir, dir)
+    pub fn stop(self) -> WorkDir {
+        self.0.stop()
     }
 
-    /// Kills this simulator with SIGKILL, as a crash would: nothing is
-    /// cleaned up and its socket file stays behind, stale. Hands back its
-    /// directory. Tests crash simulators of idle records only, which leave
-    /// no programs behind.
-    pub fn crash(mut self) -> TempDir {
-        send_signal(self.child.id(), libc::SIGKILL);
-        let _ = self.child.wait();
-        let dir = tempfile::Builder::new()
-            .prefix("hcmcp")
-            .tempdir()
-            .expect("temp dir");
-        std::mem::replace(&mut self.dir, dir)
-    }
-
-    fn terminate(&mut self) {
-        // Already reaped (stopped or crashed before this drop): its pid may
-        // belong to another process by now.
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        send_signal(self.child.id(), libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// One call on the control socket.
-    pub fn control(&self, method: &str, params: Value) -> Value {
-        let mut stream = std::os::unix::net::UnixStream::connect(&self.control)
-            .unwrap_or_else(|e| panic!("control socket {}: {e}", self.control.display()));
-        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        writeln!(stream, "{request}").expect("write control request");
-        let mut line = String::new();
-        BufReader::new(stream)
-            .read_line(&mut line)
-            .expect("read control reply");
-        let reply: Value = serde_json::from_str(&line).expect("control reply is JSON");
-        match reply.get("result") {
-            Some(result) => result.clone(),
-            None => panic!("control {method} failed: {reply}"),
-        }
-    }
-
-    pub fn spawn(&self, kind: &str) -> Value {
-        self.control("spawn", json!({"kind": kind}))
-    }
-
-    pub fn stats(&self) -> Value {
-        self.control("stats", json!({}))
-    }
-
-    /// How many `method` calls the simulator has answered on its hc socket.
-    pub fn calls(&self, method: &str) -> u64 {
-        self.stats()["calls"][method].as_u64().unwrap_or(0)
+    /// Kills this simulator with SIGKILL, as a crash would: its socket file
+    /// stays behind, stale.
+    pub fn crash(self) -> WorkDir {
+        self.0.crash()
     }
 
     /// Waits until the simulator has seen more than `count` `method` calls.
@@ -215,39 +66,11 @@ impl Sim {
         .await;
     }
 
-    pub fn set_faults(&self, faults: &[&str]) {
-        self.control("set_faults", json!({"faults": faults}));
-    }
-
-    /// The input log: one entry per write that reached a terminal.
-    pub fn writes(&self) -> Vec<Value> {
-        match std::fs::read_to_string(&self.input_log) {
-            Ok(text) => text
-                .lines()
-                .map(|l| serde_json::from_str(l).expect("input log line is JSON"))
-                .collect(),
-            Err(_) => Vec::new(),
-        }
-    }
-
-    pub fn writes_to(&self, address: &str) -> usize {
-        self.writes()
-            .iter()
-            .filter(|w| w["address"] == address)
-            .count()
-    }
-
     /// A config file (mode 0600) for an adapter talking to this simulator.
     pub fn config(&self, extra: Value) -> PathBuf {
         let mut config = json!({"socketPath": self.socket, "timeoutMs": 5000});
         merge(&mut config, extra);
         write_config(self.dir.path(), &config)
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        self.terminate();
     }
 }
 
