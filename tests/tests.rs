@@ -14,3 +14,4 @@ mod lifecycle;
 mod restarts;
 mod stdio_tools;
 mod wait_tools;
+mod what_users_read;

@@ -182,3 +182,71 @@ fn a_mismatch_without_its_status_still_says_nothing_was_sent() {
         "hc refused atomically: the terminal was another status, not idle, when the input would have been written; nothing was sent"
     );
 }
+
+#[test]
+fn every_reason_reads_as_pinned() {
+    let path = PathBuf::from("/run/hc.sock");
+    let not_found = || {
+        rpc(
+            -32001,
+            "not_found",
+            Some(json!({"kind": "not_found", "address": "t9"})),
+        )
+    };
+    let verdicts = vec![
+        classify(Ok(accepted(100)), 100),
+        classify(Ok(accepted(200)), 100),
+        Verdict::NotSent(Refusal::TextEmpty),
+        Verdict::NotSent(Refusal::TextTooLong { chars: 16_001 }),
+        Verdict::NotSent(Refusal::ControlCharacter {
+            index: 3,
+            character: '\u{1b}',
+        }),
+        Verdict::NotSent(Refusal::ConfigInvalid {
+            why: "config /c.json: `coreId` must be 1-128 printable ASCII characters".into(),
+        }),
+        Verdict::NotSent(Refusal::NoCoreId),
+        Verdict::NotSent(Refusal::Cancelled),
+        Verdict::NotSent(Refusal::NotFound(not_found())),
+        Verdict::NotSent(Refusal::PreflightFailed(CoreError::SocketMissing {
+            path: path.clone(),
+        })),
+        Verdict::NotSent(Refusal::CoreIdMismatch {
+            live: core("c2"),
+            configured: core("c1"),
+        }),
+        Verdict::NotSent(Refusal::LifetimeMismatch {
+            address: "t1".into(),
+            expected: 99,
+            actual: 100,
+        }),
+        Verdict::NotSent(Refusal::Finished {
+            address: "t1".into(),
+        }),
+        Verdict::NotSent(Refusal::NotApproved {
+            address: "t1".into(),
+            created_ms: 100,
+        }),
+        Verdict::NotSent(Refusal::StatusNotAllowed {
+            status: TerminalStatus::Working,
+        }),
+        classify(
+            Err(SendError::NotDispatched(CoreError::CoreChanged {
+                expected: core("c1"),
+                actual: core("c2"),
+            })),
+            100,
+        ),
+        classify(
+            Err(SendError::NotDispatched(CoreError::NotListening { path })),
+            100,
+        ),
+        classify(Err(SendError::Dispatched(status_mismatch())), 100),
+        classify(Err(SendError::Dispatched(not_found())), 100),
+    ];
+    let pinned: Vec<String> = verdicts
+        .iter()
+        .map(|v| format!("{}: {}", v.code().as_str(), v.reason("t1", Some(100))))
+        .collect();
+    insta::assert_snapshot!(pinned.join("\n"));
+}

@@ -1,0 +1,231 @@
+//! What a model or an operator reads, pinned with insta: each tool's text
+//! and structured content for its main outcomes, tool errors, the
+//! `inspect-core` JSON, and the CLI's error lines. Values that differ from
+//! run to run (core ids, creation times, elapsed times, paths) are replaced
+//! by placeholders first; everything else must match the snapshot.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use herdr_core_mcp::hc::HcClient;
+use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
+use herdr_core_mcp::inspect::render_json;
+use serde_json::{Value, json};
+
+use crate::core_client::wait_status;
+use crate::stdio_tools::World;
+use crate::support::mcp::{call, text};
+use crate::support::{Sim, SimOptions, run_adapter, write_config};
+
+/// Run-to-run values and the placeholders that stand for them.
+struct Scrub(Vec<(String, &'static str)>);
+
+impl Scrub {
+    /// The simulator's core_id and socket, and every terminal's creation
+    /// time and cwd.
+    async fn of(sim: &Sim, hc: &HcClient) -> Scrub {
+        let mut pairs = vec![
+            (sim.core_id.clone(), "[core_id]"),
+            (sim.socket.display().to_string(), "[socket]"),
+        ];
+        for t in hc.list(true).await.unwrap().value {
+            pairs.push((t.created_ms.to_string(), "[created_ms]"));
+            if let Some(cwd) = t.cwd {
+                pairs.push((cwd, "[cwd]"));
+            }
+        }
+        Scrub(pairs)
+    }
+
+    fn text(&self, text: &str) -> String {
+        self.0
+            .iter()
+            .fold(text.to_owned(), |t, (from, to)| t.replace(from, to))
+    }
+
+    /// A tool result as a snapshot: its text, then its structured content.
+    fn result(&self, result: &rmcp::model::CallToolResult) -> String {
+        let mut structured = result.structured_content.clone().unwrap_or(Value::Null);
+        if let Some(elapsed) = structured.get_mut("elapsed_ms") {
+            *elapsed = json!("[elapsed_ms]");
+        }
+        let mut shown = text(result);
+        if let Some(ms) = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["elapsed_ms"].as_u64())
+        {
+            shown = shown.replace(&format!("after {ms} ms"), "after [elapsed_ms] ms");
+        }
+        let pretty = serde_json::to_string_pretty(&structured).unwrap();
+        format!(
+            "isError: {:?}\n--- text ---\n{}\n--- structured ---\n{}",
+            result.is_error.unwrap_or(false),
+            self.text(&shown),
+            self.text(&pretty)
+        )
+    }
+}
+
+#[tokio::test]
+async fn tool_results_and_errors_read_as_pinned() {
+    let world = World::new(SimOptions::agents(1), json!({})).await;
+    wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
+    let client = &world.client;
+    let scrub = Scrub::of(&world.sim, &world.hc).await;
+    let listed = call(client, "list_sessions", json!({})).await;
+    insta::assert_snapshot!("list_sessions", scrub.result(&listed));
+
+    let sent = call(
+        client,
+        "send_prompt",
+        json!({"address": "t1", "text": "hello"}),
+    )
+    .await;
+    insta::assert_snapshot!("send_prompt_sent", scrub.result(&sent));
+    let seq = sent.structured_content.as_ref().unwrap()["core_status_seq"].clone();
+    let waited = call(
+        client,
+        "wait_for_status",
+        json!({"targets": [{"address": "t1", "after_seq": seq}], "until": ["done"],
+               "include_output": true, "max_chars": 200}),
+    )
+    .await;
+    insta::assert_snapshot!("wait_for_status_reached", scrub.result(&waited));
+    let read = call(
+        client,
+        "read_output",
+        json!({"address": "t1", "max_chars": 60}),
+    )
+    .await;
+    insta::assert_snapshot!("read_output", scrub.result(&read));
+
+    let newcomer = world.sim.spawn("agent");
+    let newcomer = newcomer["address"].as_str().unwrap();
+    wait_status(&world.hc, newcomer, TerminalStatus::Idle).await;
+    let scrub = Scrub::of(&world.sim, &world.hc).await;
+    let refused = call(
+        client,
+        "send_prompt",
+        json!({"address": newcomer, "text": "hi"}),
+    )
+    .await;
+    insta::assert_snapshot!("send_prompt_not_approved", scrub.result(&refused));
+
+    world.sim.set_faults(&["drop-after-dispatch:terminal.send"]);
+    let unknown = call(
+        client,
+        "send_prompt",
+        json!({"address": "t1", "text": "again"}),
+    )
+    .await;
+    world.sim.set_faults(&[]);
+    insta::assert_snapshot!("send_prompt_unknown", scrub.result(&unknown));
+
+    let invalid = call(
+        client,
+        "read_output",
+        json!({"address": "t1", "max_chars": 0}),
+    )
+    .await;
+    insta::assert_snapshot!("invalid_arguments", scrub.result(&invalid));
+    let unknown_arg = call(client, "list_sessions", json!({"force": true})).await;
+    insta::assert_snapshot!("unknown_argument", scrub.result(&unknown_arg));
+    let other_lifetime = call(
+        client,
+        "read_output",
+        json!({"address": "t1", "created_ms": 1}),
+    )
+    .await;
+    insta::assert_snapshot!("lifetime_mismatch", scrub.result(&other_lifetime));
+    let missing = call(client, "read_output", json!({"address": "t99"})).await;
+    insta::assert_snapshot!("no_such_terminal", scrub.result(&missing));
+}
+
+#[tokio::test]
+async fn inspect_core_json_reads_as_pinned() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        idle_records: 1,
+        ..SimOptions::default()
+    });
+    let client = HcClient::new(&sim.socket, Duration::from_secs(5));
+    wait_status(&client, "t1", TerminalStatus::Idle).await;
+    let listed = client.list(true).await.unwrap();
+    let hello = Hello {
+        core_id: crate::support::core("c8d1f0a2-0000-4000-8000-000000000000"),
+        pid: 4242,
+        started_ms: 1_764_480_000_000,
+        ..(*listed.core).clone()
+    };
+    let mut terminals = listed.value;
+    for (i, t) in terminals.iter_mut().enumerate() {
+        t.created_ms = 1_764_480_000_123 + i as i64 * 1_000;
+        t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
+    }
+    insta::assert_snapshot!("inspect_core_json", render_json(&hello, &terminals));
+}
+
+#[test]
+fn cli_error_lines_read_as_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap().to_owned();
+    let absent = dir.path().join("absent.json");
+    let misspelt = write_config(
+        dir.path(),
+        &json!({"socketPath": "/run/hc.sock", "sendmode": "normal"}),
+    );
+    let writable = write_config(dir.path(), &json!({"socketPath": "/run/hc.sock"}));
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let relative = write_config(dir.path(), &json!({"socketPath": "hc.sock"}));
+    let no_core = write_config(
+        dir.path(),
+        &json!({"socketPath": dir.path().join("hc.sock")}),
+    );
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "absent config",
+            vec!["inspect-core".into(), "--config".into(), path(&absent)],
+        ),
+        (
+            "misspelt key",
+            vec!["inspect-core".into(), "--config".into(), path(&misspelt)],
+        ),
+        (
+            "writable config",
+            vec!["inspect-core".into(), "--config".into(), path(&writable)],
+        ),
+        (
+            "relative socket",
+            vec!["inspect-core".into(), "--config".into(), path(&relative)],
+        ),
+        (
+            "no hc",
+            vec!["inspect-core".into(), "--config".into(), path(&no_core)],
+        ),
+        (
+            "unknown flag",
+            vec!["inspect-core".into(), "--bogus".into()],
+        ),
+        (
+            "revoke nothing",
+            vec![
+                "revoke".into(),
+                "--config".into(),
+                path(&no_core),
+                "t1".into(),
+            ],
+        ),
+    ];
+    let mut pinned = String::new();
+    for (what, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, stderr) = run_adapter(&args, &[]);
+        pinned.push_str(&format!(
+            "{what}: exit {code}\n{}\n",
+            stderr.trim_end().replace(&root, "[dir]")
+        ));
+    }
+    insta::assert_snapshot!("cli_error_lines", pinned);
+}
