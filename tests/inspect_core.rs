@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use herdr_core_mcp::hc::HcClient;
 use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
-use herdr_core_mcp::inspect::render_table;
+use herdr_core_mcp::inspect::{render_json, render_table};
 use serde_json::{Value, json};
 
 use crate::core_client::wait_status;
@@ -47,6 +47,7 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
         t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
     }
     insta::assert_snapshot!(render_table(&hello, &terminals));
+    insta::assert_snapshot!("inspect_core_json", render_json(&hello, &terminals));
 
     let config = sim.config(json!({}));
     let (code, stdout, stderr) =

@@ -1,15 +1,13 @@
 //! What a model or an operator reads, pinned with insta: each tool's text
 //! and structured content for its main outcomes, tool errors, the
-//! `inspect-core` JSON, and the CLI's error lines. Values that differ from
+//! `inspect-core` JSON (in `inspect_core`), and the CLI's error lines. Values that differ from
 //! run to run (core ids, creation times, elapsed times, paths) are replaced
 //! by placeholders first; everything else must match the snapshot.
 
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
 use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
-use herdr_core_mcp::inspect::render_json;
+use herdr_core_mcp::hc::wire::TerminalStatus;
 use serde_json::{Value, json};
 
 use crate::core_client::wait_status;
@@ -140,30 +138,6 @@ async fn tool_results_and_errors_read_as_pinned() {
     insta::assert_snapshot!("lifetime_mismatch", scrub.result(&other_lifetime));
     let missing = call(client, "read_output", json!({"address": "t99"})).await;
     insta::assert_snapshot!("no_such_terminal", scrub.result(&missing));
-}
-
-#[tokio::test]
-async fn inspect_core_json_reads_as_pinned() {
-    let sim = Sim::start(SimOptions {
-        agents: 1,
-        idle_records: 1,
-        ..SimOptions::default()
-    });
-    let client = HcClient::new(&sim.socket, Duration::from_secs(5));
-    wait_status(&client, "t1", TerminalStatus::Idle).await;
-    let listed = client.list(true).await.unwrap();
-    let hello = Hello {
-        core_id: crate::support::core("c8d1f0a2-0000-4000-8000-000000000000"),
-        pid: 4242,
-        started_ms: 1_764_480_000_000,
-        ..(*listed.core).clone()
-    };
-    let mut terminals = listed.value;
-    for (i, t) in terminals.iter_mut().enumerate() {
-        t.created_ms = 1_764_480_000_123 + i as i64 * 1_000;
-        t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
-    }
-    insta::assert_snapshot!("inspect_core_json", render_json(&hello, &terminals));
 }
 
 #[test]
