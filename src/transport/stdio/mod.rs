@@ -19,9 +19,13 @@ pub struct Pipes {
 }
 
 impl Pipes {
-    /// The process's own stdin and stdout.
+    /// The process's own stdin and stdout: through tokio's non-blocking
+    /// pipe driver when both are pipes (as an MCP host launches us), which
+    /// saves a thread hand-off per message; else the blocking handles.
+    /// Needs a running tokio runtime.
     pub fn process() -> Pipes {
-        Pipes::new(tokio::io::stdin(), tokio::io::stdout())
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        Pipes::new(reader, writer)
     }
 
     pub fn new(
