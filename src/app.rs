@@ -1,10 +1,11 @@
-//! What every tool call shares below the tools: the core client and the
-//! config in force. The config is one immutable snapshot ([`Loaded`]),
+//! What every tool call shares below the tools: the core client, the audit
+//! record and the config in force. The config is one immutable snapshot ([`Loaded`]),
 //! swapped whole on reload and read once per call, so a call never sees
 //! half of one config and half of another.
 
 use std::sync::{Arc, RwLock};
 
+use crate::audit::Audit;
 use crate::config::Config;
 use crate::hc::HcClient;
 
@@ -43,19 +44,26 @@ impl Loaded {
 
 pub struct App {
     client: HcClient,
+    audit: Audit,
     loaded: RwLock<Arc<Loaded>>,
 }
 
 impl App {
-    pub fn new(config: Config) -> App {
+    pub fn new(config: Config, audit: Audit) -> App {
         App {
             client: HcClient::new(config.socket_path(), config.timeout()),
+            audit,
             loaded: RwLock::new(Arc::new(Loaded::Valid(Arc::new(config)))),
         }
     }
 
     pub fn client(&self) -> &HcClient {
         &self.client
+    }
+
+    /// Where send attempts are recorded.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
     }
 
     /// The config in force for a call that starts now.

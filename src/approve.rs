@@ -52,8 +52,16 @@ pub enum ApproveError {
 }
 
 /// Approves the live terminal at `address` on the core behind `socketPath`.
-pub async fn allow(config_path: &Path, address: &str) -> Result<String, ApproveError> {
-    let (mut doc, config) = load(config_path)?;
+pub async fn allow(
+    config_path: &Path,
+    address: &str,
+    multiline: bool,
+) -> Result<String, ApproveError> {
+    let Editing {
+        mut doc,
+        config,
+        resolved,
+    } = load(config_path)?;
     let client = HcClient::new(config.socket_path(), config.timeout());
     let probed = client.get(address).await;
     client.close();
@@ -93,16 +101,26 @@ pub async fn allow(config_path: &Path, address: &str) -> Result<String, ApproveE
     }
     object.insert(CORE_ID_KEY.into(), json!(core_id.as_str()));
     let entries = allowlist(object);
-    let entry = json!({"address": record.address, "created_ms": record.created_ms});
-    if entries.contains(&entry) {
+    let mut entry = json!({"address": record.address, "created_ms": record.created_ms});
+    if multiline {
+        entry["multiline"] = json!(true);
+        report.push_str(
+            "multi-line prompts (TAB, LF) allowed: only for a program that reads a paste as one input, never a shell\n",
+        );
+    }
+    let same_lifetime = |e: &Value| {
+        e.get("address") == entry.get("address") && e.get("created_ms") == entry.get("created_ms")
+    };
+    if entries.iter().filter(|e| same_lifetime(e)).eq([&entry]) {
         report.push_str("already approved; config unchanged\n");
         return Ok(report);
     }
+    entries.retain(|e| !same_lifetime(e));
     entries.push(entry);
-    write_atomically(config_path, &doc)?;
+    write_atomically(&resolved, &doc)?;
     report.push_str(&format!(
         "written to {}; a running serve picks it up on SIGHUP\n",
-        config_path.display()
+        resolved.display()
     ));
     Ok(report)
 }
@@ -113,7 +131,9 @@ pub fn revoke(
     address: &str,
     created_ms: Option<i64>,
 ) -> Result<String, ApproveError> {
-    let (mut doc, _) = load(config_path)?;
+    let Editing {
+        mut doc, resolved, ..
+    } = load(config_path)?;
     let object = doc.as_object_mut().expect("a parsed config is an object");
     let entries = allowlist(object);
     let before = entries.len();
@@ -131,23 +151,35 @@ pub fn revoke(
             created_ms,
         });
     }
-    write_atomically(config_path, &doc)?;
+    write_atomically(&resolved, &doc)?;
     Ok(format!(
         "revoked {removed} approval(s) of {}; a running serve picks it up on SIGHUP\n",
         printable(address)
     ))
 }
 
-/// The config as a JSON document, after checking that this same text loads
-/// and validates (one read, so what is edited is what was checked).
-fn load(path: &Path) -> Result<(Value, Config), ConfigError> {
-    let text = config::read_checked(path)?;
-    let config = Config::validate(path, RawConfig::parse(path, &text)?)?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
+/// A config opened for editing: its JSON document (checked to load and
+/// validate from this same text, so what is edited is what was checked),
+/// the validated config, and the real file behind any symlink, which is
+/// the one rewritten (the link stays a link).
+struct Editing {
+    doc: Value,
+    config: Config,
+    resolved: PathBuf,
+}
+
+fn load(path: &Path) -> Result<Editing, ConfigError> {
+    let checked = config::read_checked(path)?;
+    let config = Config::validate(path, RawConfig::parse(path, &checked.text)?)?;
+    let doc: Value = serde_json::from_str(&checked.text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
-    Ok((doc, config))
+    Ok(Editing {
+        doc,
+        config,
+        resolved: checked.resolved,
+    })
 }
 
 fn allowlist(object: &mut Map<String, Value>) -> &mut Vec<Value> {

@@ -1,30 +1,109 @@
-//! How untrusted text is shown: titles, programs, cwds and addresses come
-//! from terminal programs and hc, and must never drive the terminal (or the
-//! log viewer) they are printed on. Every output path (tool texts, the
-//! `inspect-core` table, log fields, the audit line) escapes through here,
-//! and unix-ms timestamps are made readable here too. Neutral ground: it
-//! imports nothing of the adapter.
+//! How untrusted text is shown: titles, programs, cwds, addresses and
+//! screens come from terminal programs and hc, and must never drive or
+//! spoof the terminal (or log viewer) they are printed on. Every output
+//! path escapes through here: the `inspect-core` table and JSON, tool text
+//! renderings, log fields and the audit line. Unix-ms timestamps are made
+//! readable here too. Neutral ground: it imports nothing of the adapter.
+//!
+//! Escaped: every control character (Unicode category Cc: C0, DEL, C1) and
+//! every format character (Cf: bidi embeddings, overrides and isolates,
+//! zero-width characters, BOM, tag characters, ...).
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::time::{Duration, UNIX_EPOCH};
 
-/// `s` with every control character escaped, so printing it cannot drive
-/// a terminal.
+/// The format characters (General_Category=Cf) of Unicode 16.0, as
+/// inclusive ranges. Kept by hand so that no dependency is needed for one
+/// table; `format_ranges_match_the_known_members` checks its shape.
+const FORMAT_CHARACTERS: [(u32, u32); 21] = [
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// Whether `c` could drive or spoof a terminal: a control (Cc) or format
+/// (Cf) character.
+pub fn is_hazard(c: char) -> bool {
+    if c.is_control() {
+        return true;
+    }
+    let code = u32::from(c);
+    code >= 0xAD
+        && FORMAT_CHARACTERS
+            .iter()
+            .any(|&(first, last)| (first..=last).contains(&code))
+}
+
+/// `s` with every control and format character escaped as `\u{XXXX}`, for
+/// tables, log fields and one-line texts.
 pub fn printable(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    escape_where(s, is_hazard)
+}
+
+/// Like [`printable`], but keeps LF and TAB: for multi-line text such as a
+/// screen, whose layout they carry.
+pub fn printable_lines(s: &str) -> Cow<'_, str> {
+    escape_where(s, |c| c != '\n' && c != '\t' && is_hazard(c))
+}
+
+fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(&escape) {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if escape(c) {
+            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text (as serde_json writes it) with every control and format
+/// character that serde_json leaves raw written as a `\uXXXX` escape
+/// (a surrogate pair above U+FFFF). The JSON means the same; printed on a
+/// terminal it cannot drive it. serde_json escapes U+0000-U+001F inside
+/// strings itself, so those found raw are the layout's whitespace and stay;
+/// the others (DEL, C1, format characters) can only occur inside strings,
+/// where the escape is valid.
+pub fn json(text: &str) -> Cow<'_, str> {
+    let raw_in_strings = |c: char| c >= '\u{7f}' && is_hazard(c);
+    if !text.chars().any(raw_in_strings) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if raw_in_strings(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// A unix-ms timestamp as RFC 3339 UTC, e.g. `2025-11-30T05:20:00.123Z`;
@@ -43,10 +122,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn control_characters_from_programs_are_escaped() {
-        assert_eq!(printable("ok"), "ok");
-        assert_eq!(printable("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
-        assert_eq!(printable("c1\u{9b}"), "c1\\u{9b}");
+    fn control_and_format_characters_from_programs_are_escaped() {
+        assert_eq!(printable("ok é 日本 🙂"), "ok é 日本 🙂");
+        assert_eq!(printable("a\u{1b}]0;x\u{7}b"), "a\\u{001b}]0;x\\u{0007}b");
+        for (raw, shown) in [
+            ("c1\u{9b}31m", "c1\\u{009b}31m"),
+            ("osc\u{9d}", "osc\\u{009d}"),
+            ("del\u{7f}", "del\\u{007f}"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+            ("iso\u{2067}late", "iso\\u{2067}late"),
+            ("zw\u{200b}sp", "zw\\u{200b}sp"),
+            ("bom\u{feff}", "bom\\u{feff}"),
+            ("tag\u{e0041}", "tag\\u{e0041}"),
+            ("tab\tlf\n", "tab\\u{0009}lf\\u{000a}"),
+        ] {
+            assert_eq!(printable(raw), shown, "{raw:?}");
+        }
+        assert_eq!(printable_lines("a\tb\nc\u{202e}"), "a\tb\nc\\u{202e}");
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_and_loses_raw_hazards() {
+        let value = serde_json::json!({"title": "x\u{9b}y\u{202e}z\u{7f}\u{e0041}\n", "ok": "é🙂"});
+        let written = serde_json::to_string_pretty(&value).unwrap();
+        let escaped = json(&written);
+        assert!(
+            !escaped.chars().any(|c| c != '\n' && is_hazard(c)),
+            "{escaped}"
+        );
+        assert!(escaped.contains("\\u009b") && escaped.contains("\\u202e"));
+        assert!(escaped.contains("\\udb40\\udc41"), "{escaped}");
+        let reread: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(reread, value);
+        assert!(matches!(json("{\"a\":\"é\"}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn format_ranges_match_the_known_members() {
+        for pair in FORMAT_CHARACTERS.windows(2) {
+            assert!(pair[0].1 < pair[1].0, "ranges overlap or are unsorted");
+        }
+        for cf in [
+            '\u{ad}', '\u{61c}', '\u{200e}', '\u{2066}', '\u{2069}', '\u{feff}',
+        ] {
+            assert!(is_hazard(cf), "{cf:?}");
+        }
+        for ordinary in ['a', ' ', '\u{a0}', '\u{2010}', '\u{3000}', '\u{1f642}'] {
+            assert!(!is_hazard(ordinary), "{ordinary:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::config::Config;
-use crate::escape::{printable, readable_ms};
+use crate::escape::{self, printable, readable_ms};
 use crate::hc::wire::{Hello, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
 
@@ -33,7 +33,10 @@ pub fn render_json(hello: &Hello, terminals: &[TerminalRecord]) -> String {
         "started_ms": hello.started_ms,
         "terminals": terminals,
     });
-    let mut out = serde_json::to_string_pretty(&doc).expect("plain data always encodes");
+    let written = serde_json::to_string_pretty(&doc).expect("plain data always encodes");
+    // serde_json leaves C1, DEL and format characters raw; printed on the
+    // operator's terminal they could drive or spoof it.
+    let mut out = escape::json(&written).into_owned();
     out.push('\n');
     out
 }
@@ -116,4 +119,39 @@ fn write_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
     }
     out.push_str(line.trim_end());
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::escape::is_hazard;
+
+    #[test]
+    fn no_rendering_prints_a_hazard_raw() {
+        let hello: Hello = serde_json::from_value(json!({
+            "core_id": "c1", "version": "0.1.15", "generation": 1,
+            "framing": "plain", "pid": 1, "started_ms": 0
+        }))
+        .unwrap();
+        let hostile = "t\u{9b}31m\u{9d}0;x\u{7}\u{7f}\u{202e}\u{2066}\u{feff}";
+        let record: TerminalRecord = serde_json::from_value(json!({
+            "address": "t1", "created_ms": 1, "finished_ms": null, "exit_code": null,
+            "status": "idle", "status_seq": 1, "title": hostile, "cwd": hostile,
+            "program": hostile, "submit_key": "enter", "rows": 1, "cols": 1
+        }))
+        .unwrap();
+        let records = [record];
+        let json_text = render_json(&hello, &records);
+        let table = render_table(&hello, &records);
+        for printed in [&json_text, &table] {
+            let raw: Vec<char> = printed
+                .chars()
+                .filter(|c| *c != '\n' && is_hazard(*c))
+                .collect();
+            assert!(raw.is_empty(), "{raw:?} in\n{printed}");
+        }
+        let reread: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+        assert_eq!(reread["terminals"][0]["title"], hostile);
+        assert!(table.contains("t\\u{009b}31m\\u{009d}0;x"), "{table}");
+    }
 }

@@ -11,6 +11,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::app::App;
 use crate::config::Config;
+use crate::escape::printable;
 use crate::hc::CoreId;
 use crate::tools::{HerdrServer, Tools};
 use crate::transport::{self, Endpoint};
@@ -60,7 +61,8 @@ pub fn reload(app: &App, path: &Path) {
         Ok(new) => new,
         Err(e) => {
             tracing::error!(
-                "config reload failed; send_prompt is refused until a valid config is loaded: {e}"
+                "config reload failed; send_prompt is refused until a valid config is loaded: {}",
+                printable(&e.to_string())
             );
             app.refuse_sends(e.to_string());
             return;
@@ -84,7 +86,7 @@ pub fn reload(app: &App, path: &Path) {
 
 fn log_start(config: &Config) {
     tracing::info!(
-        socket = %config.socket_path().display(),
+        socket = %printable(&config.socket_path().display().to_string()),
         send_mode = config.send_mode().as_str(),
         core_id = config.core_id().map_or("-", CoreId::as_str),
         approved = config.approved_count(),

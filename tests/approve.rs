@@ -153,6 +153,22 @@ async fn sighup_reloads_approvals_and_a_broken_file_stops_only_sends() {
     assert_eq!(adapter(&["allow", "--config", &path, "t1"]).0, 0);
     send_signal(pid, libc::SIGHUP);
     wait_until(async || approved().await).await;
+    // A file others could write holds no authority, on reload either.
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o664)).unwrap();
+    send_signal(pid, libc::SIGHUP);
+    wait_until(async || !approved().await).await;
+    let refused = send().await;
+    assert_eq!(refused["reason_code"], "config_invalid", "{refused}");
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("writable by group or others"),
+        "{refused}"
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    send_signal(pid, libc::SIGHUP);
+    wait_until(async || approved().await).await;
     std::fs::write(&config, "{ broken").unwrap();
     send_signal(pid, libc::SIGHUP);
     wait_until(async || !approved().await).await;
@@ -163,7 +179,7 @@ async fn sighup_reloads_approvals_and_a_broken_file_stops_only_sends() {
     assert!(read.is_error != Some(true), "reads must go on: {read:?}");
     assert_eq!(sim.writes_to("t1"), 1);
     let log = std::fs::read_to_string(sim.dir.path().join("stderr.log")).unwrap();
-    assert_eq!(log.matches("config reload failed").count(), 1, "{log}");
+    assert_eq!(log.matches("config reload failed").count(), 2, "{log}");
 }
 
 async fn wait_until(mut condition: impl AsyncFnMut() -> bool) {
@@ -175,4 +191,37 @@ async fn wait_until(mut condition: impl AsyncFnMut() -> bool) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test]
+async fn allow_multiline_and_links_write_the_real_file() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let real = sim.config(json!({"timeoutMs": 4321}));
+    let link = sim.dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link_arg = link.to_str().unwrap();
+    let (code, stdout, stderr) = adapter(&["allow", "--multiline", "--config", link_arg, "t1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("never a shell"), "{stdout}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    let doc = read(&real);
+    assert_eq!(doc["sendAllowlist"][0]["multiline"], true, "{doc}");
+    assert_eq!(doc["timeoutMs"], 4321);
+    // Approving again without --multiline takes the permission back.
+    assert_eq!(adapter(&["allow", "--config", link_arg, "t1"]).0, 0);
+    let doc = read(&real);
+    assert_eq!(doc["sendAllowlist"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(doc["sendAllowlist"][0].get("multiline").is_none(), "{doc}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }

@@ -405,6 +405,12 @@ enum Check {
     /// hyper itself refuses malformed framing before any service runs, so
     /// the gate cannot add `Cache-Control` there (empty 400, no content).
     ParserRefusal,
+    /// A JSON-RPC error body with this code and `"id": null`.
+    RpcError(i64),
+    /// A tool result with `isError` for request id 1.
+    ToolError,
+    /// The initialize result names this protocol revision.
+    Negotiated(&'static str),
 }
 
 struct Row {
@@ -542,7 +548,7 @@ fn battery(port: u16) -> Vec<Row> {
         row("auth_token_one_byte_off", auth(&format!("Bearer {one_off}")), Status(401), &[Challenge]),
         row("auth_token_one_extra_byte", auth(&format!("Bearer {TEST_TOKEN}x")), Status(401), &[Challenge]),
         row("auth_token_upper_cased", auth(&format!("Bearer {}", TEST_TOKEN.to_ascii_uppercase())), Status(401), &[Challenge]),
-        row("auth_token_16_kib", auth(&format!("Bearer {big_token}")), Status(401), &[Challenge]),
+        row("auth_head_over_16_kib", auth(&format!("Bearer {big_token}")), Status(431), &[ParserRefusal, Closes]),
         row("auth_token_quoted", auth(&format!("Bearer \"{TEST_TOKEN}\"")), Status(401), &[Challenge]),
         row("auth_double_space", auth(&format!("Bearer  {TEST_TOKEN}")), Status(401), &[Challenge]),
         row("auth_tab_separator", auth(&format!("Bearer\t{TEST_TOKEN}")), Status(401), &[Challenge]),
@@ -582,9 +588,15 @@ fn battery(port: u16) -> Vec<Row> {
         row("content_type_form", ok.clone().set("Content-Type", "application/x-www-form-urlencoded").bytes(), Status(415), &[]),
         row("content_type_missing", ok.clone().remove("Content-Type").bytes(), Status(415), &[]),
         row("accept_missing", ok.clone().remove("Accept").bytes(), Status(406), &[]),
-        row("body_empty", ok.clone().body("").bytes(), Rejected, &[]),
-        row("body_invalid_json", ok.clone().body("{not json").bytes(), Rejected, &[]),
-        row("body_json_batch", ok.clone().body(format!("[{INITIALIZE}]")).bytes(), Rejected, &[]),
+        row("body_empty", ok.clone().body("").bytes(), Status(400), &[RpcError(-32700)]),
+        row("body_invalid_json", ok.clone().body("{not json").bytes(), Status(400), &[RpcError(-32700)]),
+        row("body_json_batch", ok.clone().body(format!("[{INITIALIZE}]")).bytes(), Status(400), &[RpcError(-32600)]),
+        row("body_not_a_message", ok.clone().body(r#"{"foo":1}"#).bytes(), Status(400), &[RpcError(-32600)]),
+        row("body_repeated_id", ok.clone().body(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#).bytes(), Status(400), &[RpcError(-32600)]),
+        row("body_repeated_tool_argument", ok.clone().body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_output","arguments":{"address":"t1","address":"t2"}}}"#).bytes(), Status(200), &[ToolError]),
+        row("initialize_asking_2025_03_26", ok.clone().body(INITIALIZE.replace("2025-06-18", "2025-03-26")).bytes(), Status(200), &[Negotiated("2025-11-25")]),
+        row("version_header_2025_03_26_on_ping", ok.clone().set("MCP-Protocol-Version", "2025-03-26").body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).bytes(), Status(400), &[RpcError(-32600)]),
+        row("version_header_2025_06_18_on_ping", ok.clone().set("MCP-Protocol-Version", "2025-06-18").body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).bytes(), Status(200), &[]),
         row("body_nesting_bomb_20000", ok.clone().body(bomb).bytes(), Rejected, &[]),
         row("alive_after_array_bomb", ok.bytes(), Status(200), &[Initialized]),
         row("body_object_bomb_10000", ok.clone().body(object_bomb).bytes(), Rejected, &[]),
@@ -640,6 +652,22 @@ fn judge(row: &Row, reply: &Reply) -> Result<(), String> {
     {
         return Err(format!("CORS header {name} present"));
     }
+    const CLOSING: [u16; 8] = [400, 401, 403, 404, 405, 408, 413, 431];
+    if CLOSING.contains(&status)
+        && !reply
+            .all("connection")
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case("close"))
+    {
+        return Err(format!("a {status} without Connection: close"));
+    }
+    if status == 413 {
+        let body = reply.json().ok_or("a 413 without a JSON body")?;
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        if body["error"]["code"] != -32600 || !message.contains("65536") {
+            return Err(format!("a 413 that does not name the limit: {body}"));
+        }
+    }
     let challenges = reply.all("www-authenticate");
     for check in row.checks {
         match check {
@@ -653,6 +681,30 @@ fn judge(row: &Row, reply: &Reply) -> Result<(), String> {
                 let body = reply.json().ok_or("body is not JSON")?;
                 if body["id"] != 1 || body["result"]["protocolVersion"] != "2025-06-18" {
                     return Err(format!("not the initialize result: {body}"));
+                }
+            }
+            Check::RpcError(code) => {
+                let body = reply.json().ok_or("body is not JSON")?;
+                let null_id = body
+                    .as_object()
+                    .is_some_and(|o| o.get("id") == Some(&Value::Null));
+                if body["error"]["code"] != *code || !null_id {
+                    return Err(format!("not a {code} error with a null id: {body}"));
+                }
+            }
+            Check::ToolError => {
+                let body = reply.json().ok_or("body is not JSON")?;
+                if body["id"] != 1 || body["result"]["isError"] != true {
+                    return Err(format!("not an isError tool result: {body}"));
+                }
+            }
+            Check::Negotiated(version) => {
+                let body = reply.json().ok_or("body is not JSON")?;
+                if body["result"]["protocolVersion"] != *version {
+                    return Err(format!(
+                        "negotiated {}, not {version}",
+                        body["result"]["protocolVersion"]
+                    ));
                 }
             }
             Check::AllowPost if reply.all("allow") != ["POST"] => {
@@ -805,6 +857,54 @@ async fn a_thousand_concurrent_unauthenticated_posts_all_get_401() {
         .await
         .unwrap();
     assert_eq!(alive.status, 200, "{}", alive.summary());
+}
+
+/// Idle sockets that never send a byte, held open (and opened again when
+/// the server closes them) until the returned guard is dropped.
+fn hold_idle_sockets(port: u16, count: usize) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut held = tokio::task::JoinSet::new();
+        for _ in 0..count {
+            held.spawn(async move {
+                loop {
+                    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    };
+                    let mut buf = [0u8; 64];
+                    // Returns when the server closes it; then connect again.
+                    while matches!(stream.read(&mut buf).await, Ok(1..)) {}
+                }
+            });
+        }
+        while held.join_next().await.is_some() {}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_unauthenticated_sockets_cannot_starve_an_authorised_client() {
+    const IDLE: usize = 600;
+    raise_fd_limit(8_192);
+    let sim = Sim::start(SimOptions::default());
+    let adapter = serve_http(&sim, json!({})).await;
+    let port = adapter.port;
+    let holder = hold_idle_sockets(port, IDLE);
+    // Let the idle sockets take every slot they can.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut worst = Duration::ZERO;
+    for _ in 0..10 {
+        let started = Instant::now();
+        let reply = exchange(port, &Req::mcp(port).bytes(), false).await;
+        let took = started.elapsed();
+        let reply = reply.unwrap_or_else(|e| panic!("an authorised client failed: {e}"));
+        assert_eq!(reply.status, 200, "{}", reply.summary());
+        worst = worst.max(took);
+    }
+    holder.abort();
+    println!("{IDLE} idle sockets held: worst authorised request {worst:?}");
+    // Without slots for them, an authorised client waited for idle sockets
+    // to time out (seconds); with them it is served at once.
+    assert!(worst < Duration::from_secs(2), "worst {worst:?}");
 }
 
 /// Waits until the server closes `stream`; returns what it sent and when.
@@ -1030,7 +1130,7 @@ fn http_startup_fails_closed_on_a_weak_token() {
         ("missing", None, "is not set"),
         ("31 bytes", Some(thirty_one), "31 bytes"),
         ("changeme", Some(changeme), "placeholder"),
-        ("11 distinct characters", Some(&low_entropy), "distinct"),
+        ("11 distinct characters", Some(&low_entropy), "not random"),
     ];
     for (what, token, says) in cases {
         let env: Vec<(&str, &str)> = token.map(|t| ("HERDR_MCP_TOKEN", t)).into_iter().collect();

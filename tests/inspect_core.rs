@@ -169,3 +169,64 @@ fn usage_errors_exit_2_and_help_and_version_exit_0() {
         format!("herdr-core-mcp {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[tokio::test]
+async fn hostile_titles_reach_no_output_raw() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let client = HcClient::new(&sim.socket, Duration::from_secs(5));
+    wait_status(&client, "t1", TerminalStatus::Idle).await;
+    // (U+009D, OSC in C1, ends the simulator's title sequence itself; the
+    // escaper's own tests cover it.)
+    let hostile = "evil\u{202e}txt.exe\u{7f}\u{9b}31m\u{2067}end";
+    sim.control(
+        "emit",
+        json!({"address": "t1", "text": format!("\u{1b}]2;{hostile}\u{7}")}),
+    );
+    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
+    let title = loop {
+        let title = client
+            .get("t1")
+            .await
+            .unwrap()
+            .value
+            .title
+            .unwrap_or_default();
+        if title.contains("end") {
+            break title;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "title never set: {title:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let raw: Vec<char> = title
+        .chars()
+        .filter(|c| herdr_core_mcp::escape::is_hazard(*c))
+        .collect();
+    assert!(raw.len() >= 3, "the simulator kept the hazards: {title:?}");
+    let config = sim.config(json!({}));
+    let config = config.to_str().unwrap();
+    for args in [
+        vec!["inspect-core", "--config", config],
+        vec!["inspect-core", "--config", config, "--json"],
+    ] {
+        let (code, stdout, stderr) = run_adapter(&args, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let leaked: Vec<char> = stdout
+            .chars()
+            .filter(|c| *c != '\n' && herdr_core_mcp::escape::is_hazard(*c))
+            .collect();
+        assert!(
+            leaked.is_empty(),
+            "{args:?} printed {leaked:?} raw:\n{stdout}"
+        );
+        if args.contains(&"--json") {
+            // Escaped, the JSON still says the same title.
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["terminals"][0]["title"], title.as_str());
+        } else {
+            assert!(stdout.contains("\\u{202e}"), "{stdout}");
+        }
+    }
+}

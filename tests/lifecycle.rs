@@ -1,17 +1,20 @@
-//! The server's life: starting with hc down, stopping on signals, and a
-//! send cancelled before dispatch.
+//! The server's life as a process: starting with hc down, stopping on
+//! signals, a send cancelled before dispatch, what reaches its log
+//! whatever RUST_LOG says, and the audit record.
 
+use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
-
 use std::time::{Duration, Instant};
-use tokio::io::AsyncBufReadExt;
 
-use serde_json::json;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 
 use crate::core_client::wait_status;
 use crate::stdio_tools::World;
 use crate::support::mcp::{self, TEST_TOKEN, call, is_error, text};
-use crate::support::{PATIENCE, Sim, SimOptions, adapter_bin, send_signal, write_config};
+use crate::support::{
+    PATIENCE, Sim, SimOptions, adapter_bin, run_adapter, send_signal, write_config,
+};
 use herdr_core_mcp::hc::wire::TerminalStatus;
 
 /// Waits for a child to exit, failing after [`PATIENCE`].
@@ -121,15 +124,27 @@ async fn a_send_cancelled_during_preflight_sends_nothing() {
         crate::support::eventually("the audit line", || world.audit_lines().into_iter().next())
             .await;
     assert!(
-        audit.contains("reason=cancelled") && audit.contains("not_sent"),
+        audit.contains(r#""reason":"cancelled""#) && audit.contains(r#""outcome":"not_sent""#),
         "{audit}"
     );
     world.sim.set_faults(&[]);
     assert_eq!(world.sim.writes().len(), 0, "a cancelled send wrote input");
 }
 
+/// RUST_LOG values that lift other crates' levels in every way a directive
+/// can: globally, by module, by span, and more specifically than any cap
+/// added to the same filter.
+const HOSTILE_RUST_LOG: [&str; 6] = [
+    "trace",
+    "rmcp=trace",
+    "rmcp::service=trace",
+    "[serve_inner]=trace,trace",
+    "rmcp::transport=trace,rmcp::handler=trace,hyper=trace,axum=trace",
+    "debug,rmcp[serve_inner]=trace,rmcp::service::server=trace",
+];
+
 #[tokio::test]
-async fn even_trace_logging_never_shows_prompts_or_screens() {
+async fn no_rust_log_value_puts_prompts_or_screens_in_the_log() {
     let sim = Sim::start(SimOptions {
         agents: 1,
         agent_delay_ms: Some(20),
@@ -138,37 +153,158 @@ async fn even_trace_logging_never_shows_prompts_or_screens() {
     let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
     wait_status(&hc, "t1", TerminalStatus::Idle).await;
     let allowlist = crate::stdio_tools::approve_all(&hc).await;
-    let config = sim.config(json!({"coreId": sim.core_id, "sendAllowlist": allowlist}));
-    let log = sim.dir.path().join("trace.log");
-    let stderr = std::fs::File::create(&log).unwrap();
-    let mut command = tokio::process::Command::new(adapter_bin());
-    command
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .env("RUST_LOG", "trace");
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(Stdio::from(stderr))
-        .spawn()
-        .unwrap();
-    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
-    let secret = "Xy7-SECRET-PROMPT";
-    let sent = call(
-        &client,
-        "send_prompt",
-        json!({"address": "t1", "text": secret}),
-    )
-    .await;
-    assert_eq!(mcp::structured(&sent)["outcome"], "sent");
-    wait_status(&hc, "t1", TerminalStatus::Done).await;
-    let screen = call(&client, "read_output", json!({"address": "t1"})).await;
-    assert!(text(&screen).contains(secret), "the screen shows the reply");
-    client.cancel().await.unwrap();
-    let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        logged.contains("TRACE") || logged.contains("DEBUG") || logged.contains("audit"),
-        "{logged}"
+    // normal mode: the agent sits in `done` after each reply.
+    let extra = json!({"coreId": sim.core_id, "sendAllowlist": allowlist, "sendMode": "normal"});
+    for (n, rust_log) in HOSTILE_RUST_LOG.iter().enumerate() {
+        for transport in ["stdio", "http"] {
+            let log = sim.dir.path().join(format!("hostile-{n}-{transport}.log"));
+            let secret = format!("Xy7-SECRET-PROMPT-{n}-{transport}");
+            let (client, _adapter) = if transport == "stdio" {
+                let config = sim.config(extra.clone());
+                let stderr = std::fs::File::create(&log).unwrap();
+                let mut command = tokio::process::Command::new(adapter_bin());
+                command
+                    .args(["serve", "--config", config.to_str().unwrap()])
+                    .env("RUST_LOG", rust_log);
+                let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+                    .stderr(Stdio::from(stderr))
+                    .spawn()
+                    .unwrap();
+                (rmcp::ServiceExt::serve((), transport).await.unwrap(), None)
+            } else {
+                let config = |port: u16| {
+                    let mut config = extra.clone();
+                    crate::support::merge(
+                        &mut config,
+                        json!({"transport": "http", "http": {"port": port}}),
+                    );
+                    sim.config(config)
+                };
+                // Our own info line says when it listens; the hostile part stays.
+                let rust_log = format!("{rust_log},herdr_core_mcp=info");
+                let adapter = mcp::http_logging(config, &log, &rust_log).await;
+                (adapter.client().await, Some(adapter))
+            };
+            let sent = call(
+                &client,
+                "send_prompt",
+                json!({"address": "t1", "text": secret}),
+            )
+            .await;
+            assert_eq!(mcp::structured(&sent)["outcome"], "sent", "{rust_log}");
+            let marker = format!("reply: {secret}");
+            let deadline = Instant::now() + crate::support::PATIENCE;
+            while !hc.read("t1").await.unwrap().value.text.contains(&marker) {
+                assert!(Instant::now() < deadline, "no reply on screen");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            // The agent reports done after printing its reply.
+            wait_status(&hc, "t1", TerminalStatus::Done).await;
+            let screen = call(&client, "read_output", json!({"address": "t1"})).await;
+            assert!(
+                text(&screen).contains(&marker),
+                "the screen shows the reply"
+            );
+            client.cancel().await.unwrap();
+            let logged = std::fs::read_to_string(&log).unwrap();
+            assert!(
+                logged.contains(r#""audit":"send_prompt""#),
+                "{rust_log} over {transport}: no audit line:\n{logged}"
+            );
+            assert!(
+                !logged.contains(&secret),
+                "{rust_log} over {transport}: prompt or screen text in the log:\n{logged}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_audit_log_holds_one_line_per_attempt_even_after_a_sigkill() {
+    let sim = Sim::start(SimOptions::agents(2));
+    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
+    for address in ["t1", "t2"] {
+        wait_status(&hc, address, TerminalStatus::Idle).await;
+    }
+    let t1 = hc.get("t1").await.unwrap().value.created_ms;
+    let audit_log = sim.dir.path().join("audit.jsonl");
+    let config = sim.config(json!({
+        "coreId": sim.core_id,
+        "sendAllowlist": [{"address": "t1", "created_ms": t1}],
+        "auditLog": audit_log,
+        "sendMode": "normal",
+    }));
+    let stderr_log = sim.dir.path().join("audit-run.stderr");
+    let (client, pid) = mcp::stdio_process((), &config, &stderr_log).await;
+    let lines = || -> Vec<Value> {
+        std::fs::read_to_string(&audit_log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an audit line is JSON"))
+            .collect()
+    };
+    let secret = "AUDIT-SECRET-PROMPT";
+    let mut expected = Vec::new();
+    for (address, fault, outcome) in [
+        ("t1", None, "sent"),
+        ("t2", None, "not_sent"),
+        ("t1", Some("drop-after-dispatch:terminal.send"), "unknown"),
+    ] {
+        if outcome == "unknown" {
+            wait_status(&hc, "t1", TerminalStatus::Done).await;
+        }
+        if let Some(fault) = fault {
+            sim.set_faults(&[fault]);
+        }
+        let out = mcp::send_prompt(&client, address, secret).await;
+        assert_eq!(out["outcome"], outcome, "{out}");
+        expected.push((address, outcome));
+        // Written before the tool answered.
+        assert_eq!(lines().len(), expected.len(), "after {address}/{outcome}");
+    }
+    // Killed right after its last answer: the line is already in the file.
+    send_signal(pid, libc::SIGKILL);
+    let recorded: Vec<(String, String)> = lines()
+        .iter()
+        .map(|l| {
+            (
+                l["address"].as_str().unwrap().to_owned(),
+                l["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(a, o)| ((*a).to_owned(), (*o).to_owned()))
+        .collect();
+    assert_eq!(recorded, expected);
+    let text = std::fs::read_to_string(&audit_log).unwrap();
+    assert!(!text.contains(secret), "the prompt reached the audit log");
+    let mode = std::fs::metadata(&audit_log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // The always-on stream: the same lines on stderr, whatever RUST_LOG.
+    let stderr = std::fs::read_to_string(&stderr_log).unwrap();
+    assert_eq!(
+        crate::stdio_tools::audit_lines(&stderr).len(),
+        3,
+        "{stderr}"
     );
+}
+
+#[test]
+fn an_audit_log_that_cannot_be_opened_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &json!({"socketPath": dir.path().join("hc.sock"), "auditLog": dir.path().join("missing/audit.jsonl")}),
+    );
+    let (code, stdout, stderr) = run_adapter(&["serve", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
     assert!(
-        !logged.contains(secret),
-        "prompt or screen text in the log:\n{logged}"
+        lines[0].contains("auditLog") && lines[0].contains("missing/audit.jsonl"),
+        "{stderr}"
     );
 }

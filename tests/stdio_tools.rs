@@ -26,6 +26,7 @@ pub struct World {
     pub hc: HcClient,
     pub client: Client,
     pub stderr_log: Option<PathBuf>,
+    audit: Option<in_process::AuditLines>,
 }
 
 impl World {
@@ -46,17 +47,23 @@ impl World {
         let mut config = json!({"coreId": sim.core_id, "sendAllowlist": approve_all(&hc).await});
         crate::support::merge(&mut config, extra_config);
         let config = sim.config(config);
-        let (client, stderr_log) = if spawn {
+        let (client, stderr_log, audit) = if spawn {
             let stderr_log = sim.dir.path().join("adapter.stderr");
-            (mcp::stdio(&config, &stderr_log).await, Some(stderr_log))
+            (
+                mcp::stdio(&config, &stderr_log).await,
+                Some(stderr_log),
+                None,
+            )
         } else {
-            (in_process::stdio(&config).await, None)
+            let served = in_process::stdio_with((), &config).await;
+            (served.client, None, Some(served.audit))
         };
         World {
             sim,
             hc,
             client,
             stderr_log,
+            audit,
         }
     }
 
@@ -71,19 +78,22 @@ impl World {
         self.hc.send(request, &core).await.expect("arranging send");
     }
 
-    /// The audit lines the spawned adapter logged.
+    /// The audit lines the adapter wrote (its captured stream, or its log).
     pub fn audit_lines(&self) -> Vec<String> {
-        let log = self
-            .stderr_log
-            .as_ref()
-            .expect("audit lines need World::spawned");
-        std::fs::read_to_string(log)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.contains("audit") && l.contains("send_prompt"))
-            .map(str::to_owned)
-            .collect()
+        if let Some(audit) = &self.audit {
+            return audit.lines();
+        }
+        let log = self.stderr_log.as_ref().expect("a spawned adapter's log");
+        audit_lines(&std::fs::read_to_string(log).unwrap_or_default())
     }
+}
+
+/// The audit lines among a log's lines: JSON objects with `"audit"`.
+pub fn audit_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.starts_with("{\"audit\":\"send_prompt\""))
+        .map(str::to_owned)
+        .collect()
 }
 
 pub async fn approve_all(hc: &HcClient) -> Value {
@@ -241,7 +251,10 @@ async fn every_refusal_reason_is_not_sent_with_zero_writes() {
     assert_eq!(audit.len(), cases.len() + 1);
     let log = std::fs::read_to_string(world.stderr_log.as_ref().unwrap()).unwrap();
     assert!(!log.contains(secret), "prompt text reached the log");
-    assert!(audit.iter().all(|l| l.contains("sha256=")), "{audit:?}");
+    assert!(
+        audit.iter().all(|l| l.contains(r#""sha256":""#)),
+        "{audit:?}"
+    );
 }
 
 #[tokio::test]
@@ -545,4 +558,173 @@ fn every_stdout_line_of_a_session_is_json_rpc() {
     let status = child.wait().unwrap();
     assert!(status.success(), "exit on stdin EOF: {status:?}");
     assert_eq!(sim.writes().len(), 0, "no send was approved");
+}
+
+#[test]
+fn malformed_lines_get_json_rpc_errors_and_the_session_goes_on() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let config = sim.config(json!({"coreId": sim.core_id}));
+    let mut child = Command::new(adapter_bin())
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut exchange = |line: &str| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let reply = lines.next().expect("a reply line").unwrap();
+        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"))
+    };
+    let null_id_error = |reply: &Value, code: i64| {
+        assert_eq!(reply["error"]["code"], code, "{reply}");
+        assert!(
+            reply.as_object().unwrap().get("id") == Some(&Value::Null),
+            "{reply}"
+        );
+    };
+    // Before the session even starts: bad lines are answered, not fatal.
+    null_id_error(&exchange("not json at all"), -32700);
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    let initialized = exchange(init);
+    // 2025-03-26 (which requires batches) is not offered: the newest
+    // revision with an initialize handshake is answered instead.
+    assert_eq!(
+        initialized["result"]["protocolVersion"], "2025-11-25",
+        "{initialized}"
+    );
+    // A notification gets no reply: the next line's reply comes first.
+    let truncated = r#"{"jsonrpc":"2.0","id":2,"method":"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    null_id_error(&exchange(&format!("{initialized}\n{truncated}")), -32700);
+    null_id_error(&exchange(r#"{"foo":1}"#), -32600);
+    null_id_error(
+        &exchange(r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#),
+        -32600,
+    );
+    let repeated = exchange(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_output","arguments":{"address":"t1","address":"t9"}}}"#,
+    );
+    assert_eq!(repeated["id"], 4, "{repeated}");
+    assert_eq!(repeated["result"]["isError"], true, "{repeated}");
+    let said = repeated["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("`address`") && said.contains("invalid arguments"),
+        "{said}"
+    );
+    let pong = exchange(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+    assert_eq!(pong["id"], 5, "{pong}");
+    assert!(pong.get("result").is_some(), "the session goes on: {pong}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// The screen of `address` once it contains `needle`.
+async fn screen_with(world: &World, address: &str, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
+    loop {
+        let text = world.hc.read(address).await.unwrap().value.text;
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{needle:?} never on screen:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_multi_line_prompt_never_reaches_a_terminal_not_approved_for_it() {
+    let readers = SimOptions {
+        readers: 1,
+        ..SimOptions::default()
+    };
+    let world = World::new(readers, json!({})).await;
+    wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
+    let (gets, sends) = (
+        world.sim.calls("terminal.get"),
+        world.sim.calls("terminal.send"),
+    );
+    // The old hole: line 1 makes a line-reading program ask, line 2 is
+    // typed into the question.
+    for (text, named) in [
+        ("ask\nSECOND-LINE", "LF (U+000A) at character 3"),
+        ("ls\t", "TAB (U+0009) at character 2"),
+    ] {
+        let result = call(
+            &world.client,
+            "send_prompt",
+            json!({"address": "t1", "text": text}),
+        )
+        .await;
+        let out = structured(&result);
+        assert_eq!(out["outcome"], "not_sent", "{out}");
+        assert_eq!(out["reason_code"], "control_character", "{out}");
+        let reason = out["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(named) && reason.contains("allow --multiline"),
+            "{reason}"
+        );
+    }
+    assert_eq!(
+        world.sim.calls("terminal.get"),
+        gets,
+        "refused before any hc call"
+    );
+    assert_eq!(world.sim.calls("terminal.send"), sends);
+    assert_eq!(world.sim.writes().len(), 0);
+    let listed = structured(&call(&world.client, "list_sessions", json!({})).await).clone();
+    assert_eq!(listed["sessions"][0]["send_approved"], true, "{listed}");
+    assert_eq!(
+        listed["sessions"][0]["multiline_allowed"], false,
+        "{listed}"
+    );
+    // One line still goes, and the reader takes it as one line.
+    let out = send_prompt(&world.client, "t1", "one line only").await;
+    assert_eq!(out["outcome"], "sent", "{out}");
+    screen_with(&world, "t1", "line: one line only").await;
+}
+
+#[tokio::test]
+async fn multi_line_prompts_go_only_where_the_operator_allowed_them() {
+    let sim = Sim::start(SimOptions {
+        readers: 2,
+        ..SimOptions::default()
+    });
+    let hc = HcClient::new(&sim.socket, Duration::from_secs(5));
+    for address in ["t1", "t2"] {
+        wait_status(&hc, address, TerminalStatus::Idle).await;
+    }
+    let t1 = hc.get("t1").await.unwrap().value.created_ms;
+    let t2 = hc.get("t2").await.unwrap().value.created_ms;
+    let allowlist = json!([
+        {"address": "t1", "created_ms": t1, "multiline": true},
+        {"address": "t2", "created_ms": t2},
+    ]);
+    let config = sim.config(json!({"coreId": sim.core_id, "sendAllowlist": allowlist}));
+    let client = in_process::stdio(&config).await;
+    let listed = structured(&call(&client, "list_sessions", json!({})).await).clone();
+    let allowed: Vec<(Value, Value)> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["address"].clone(), s["multiline_allowed"].clone()))
+        .collect();
+    assert_eq!(
+        allowed,
+        [(json!("t1"), json!(true)), (json!("t2"), json!(false))]
+    );
+    let refused = send_prompt(&client, "t2", "ask\nSECOND-LINE").await;
+    assert_eq!(refused["reason_code"], "control_character", "{refused}");
+    assert_eq!(sim.writes_to("t2"), 0);
+    // The operator's decision for t1: the paste goes as it is.
+    let sent = send_prompt(&client, "t1", "ask\nSECOND-LINE").await;
+    assert_eq!(sent["outcome"], "sent", "{sent}");
+    assert_eq!(sim.writes_to("t1"), 1);
 }

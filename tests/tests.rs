@@ -4,6 +4,7 @@
 mod support;
 
 mod approve;
+mod config_safety;
 mod core_client;
 mod fault_matrix;
 #[cfg(feature = "fuzzing")]

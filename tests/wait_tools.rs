@@ -245,7 +245,9 @@ async fn progress_arrives_and_cancellation_stops_polling() {
     wait_status(&hc, "t1", TerminalStatus::Working).await;
     let recorder = ProgressRecorder::default();
     let config = sim.config(json!({}));
-    let (client, _app) = crate::support::in_process::stdio_with(recorder.clone(), &config).await;
+    let client = crate::support::in_process::stdio_with(recorder.clone(), &config)
+        .await
+        .client;
     let args = json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 60000});
     let handle = mcp::start_call(&client, "wait_for_status", args).await;
     // The first poll sees t1 for the first time: a progress notification.

@@ -2,7 +2,9 @@
 //! side in one run against one simulator. The order is: latency (direct,
 //! stdio and HTTP interleaved in rounds, so background load hits all three
 //! alike), memory after 10,000 calls, throughput per concurrency level
-//! (direct then HTTP at each level), start-up, then the two byte-cap cases.
+//! (direct then HTTP at each level), starvation (an authorised client's
+//! fresh connection beside crowds of idle sockets), start-up, then the two
+//! byte-cap cases.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +37,10 @@ pub struct Options {
     pub levels: Vec<usize>,
     pub startup_runs: usize,
     pub cap_runs: usize,
+    /// Idle unauthenticated sockets held open in each starvation run.
+    pub starve_crowds: Vec<usize>,
+    /// Fresh authorised connections timed in each starvation run.
+    pub starve_probes: usize,
 }
 
 /// Rounds the latency samples are split into (direct, stdio, HTTP in turn).
@@ -161,6 +167,11 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     }
     pool.close();
 
+    let mut starvation = Vec::new();
+    for &held in &o.starve_crowds {
+        starvation.push(crate::starve::measure(port, &token, held, o.starve_probes).await?);
+    }
+
     progress(&format!(
         "start-up: {} spawns to the initialize answer",
         o.startup_runs
@@ -218,6 +229,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         levels,
         memory: mem,
         startup,
+        starvation,
         oversized: oversized.with_note(
             "fault oversized-reply:terminal.read: a valid reply whose result is a 100 MiB string"
                 .into(),

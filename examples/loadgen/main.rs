@@ -24,6 +24,7 @@ mod procfs;
 mod relay;
 mod report;
 mod soak;
+mod starve;
 mod stats;
 mod stdio;
 mod throughput;
@@ -77,6 +78,12 @@ enum Cmd {
         /// Timed refusals per byte-cap case.
         #[arg(long, default_value_t = 5)]
         cap_runs: usize,
+        /// Idle unauthenticated sockets held open per starvation run.
+        #[arg(long, value_delimiter = ',', default_value = "0,1000,10000")]
+        starve_crowds: Vec<usize>,
+        /// Fresh authorised connections timed per starvation run.
+        #[arg(long, default_value_t = 20)]
+        starve_probes: usize,
     },
     /// Run the soak and judge memory and descriptor growth.
     Soak {
@@ -140,6 +147,8 @@ async fn run(cli: Cli) -> Res<bool> {
             levels,
             startup_runs,
             cap_runs,
+            starve_crowds,
+            starve_probes,
         } => {
             let options = bench::Options {
                 latency_calls,
@@ -149,6 +158,8 @@ async fn run(cli: Cli) -> Res<bool> {
                 levels,
                 startup_runs,
                 cap_runs,
+                starve_crowds,
+                starve_probes,
             };
             let load_before = load_average();
             let results = bench::run(&bins, &options).await?;

@@ -70,6 +70,7 @@ pub struct Results {
     pub levels: Vec<(usize, Run, Run)>,
     pub memory: Vec<MemRow>,
     pub startup: Vec<Duration>,
+    pub starvation: Vec<crate::starve::Row>,
     pub oversized: Cap,
     pub big_list: Cap,
 }
@@ -83,6 +84,7 @@ impl Results {
         self.latency_table(&mut out);
         self.throughput_table(&mut out);
         self.memory_table(&mut out);
+        self.starvation_table(&mut out);
         self.startup_table(&mut out);
         self.caps_table(&mut out);
         let passed = self.targets(&mut out);
@@ -175,6 +177,42 @@ impl Results {
                 .flatten()
             {
                 let _ = writeln!(out, "|  | first error: {e} | | | | | | | |");
+            }
+        }
+    }
+
+    fn starvation_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n### Starvation: an authorised client's fresh connection while idle unauthenticated sockets are held open\n"
+        );
+        let _ = writeln!(
+            out,
+            "Each probe connects anew and POSTs one `ping` with the token; the crowd never sends a byte and reopens every socket the adapter closes.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| idle sockets held | probes served | median | worst | crowd sockets closed and reopened during the probes |"
+        );
+        let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
+        for row in &self.starvation {
+            let mut served = row.served();
+            served.sort_unstable();
+            let median = served.get(served.len() / 2).copied();
+            let worst = served.last().copied();
+            let show = |d: Option<Duration>| d.map_or("-".to_owned(), ms);
+            let _ = writeln!(
+                out,
+                "| {} | {} of {} | {} | {} | {} |",
+                count(row.held as f64),
+                served.len(),
+                row.probes.len(),
+                show(median),
+                show(worst),
+                count(row.reopened as f64)
+            );
+            if let Some(Err(e)) = row.probes.iter().find(|p| p.is_err()) {
+                let _ = writeln!(out, "|  | first failure: {e} | | | |");
             }
         }
     }
@@ -283,6 +321,32 @@ impl Results {
                 ),
                 share >= 0.70 && h.errors == 0,
             );
+        }
+        for run in &self.starvation {
+            let mut served = run.served();
+            served.sort_unstable();
+            let worst = served.last().copied();
+            let all_served = run.failures() == 0;
+            match run.held {
+                1_000 => row(
+                    out,
+                    "authorised fresh connection beside 1,000 idle sockets: worst < 100 ms",
+                    worst.map_or("none served".to_owned(), ms),
+                    all_served && worst.is_some_and(|w| w < Duration::from_millis(100)),
+                ),
+                10_000 => row(
+                    out,
+                    "authorised fresh connection beside 10,000 idle sockets: served",
+                    format!(
+                        "{} of {} served, worst {}",
+                        served.len(),
+                        run.probes.len(),
+                        worst.map_or("-".to_owned(), ms)
+                    ),
+                    all_served,
+                ),
+                _ => {}
+            }
         }
         for m in self.memory.iter().filter(|m| m.moment.starts_with("idle")) {
             let peak = m.mem.hwm_kib;

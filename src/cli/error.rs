@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 
 use crate::approve::ApproveError;
+use crate::audit::AuditError;
 use crate::config::ConfigError;
 use crate::hc::CoreError;
 use crate::serve::ServeError;
@@ -19,6 +20,9 @@ pub enum Error {
     /// The HTTP bearer token was refused.
     #[error(transparent)]
     Token(#[from] TokenError),
+    /// The audit file cannot be appended to.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
     /// hc could not be probed.
     #[error(transparent)]
     Core(#[from] CoreError),
@@ -52,7 +56,7 @@ impl Error {
         const USAGE: u8 = 2;
         const RUNTIME: u8 = 1;
         match self {
-            Error::Config(_) | Error::Token(_) => USAGE,
+            Error::Config(_) | Error::Token(_) | Error::Audit(_) => USAGE,
             Error::Approve(ApproveError::Config(_) | ApproveError::NothingToRevoke { .. }) => USAGE,
             Error::Approve(_)
             | Error::Core(_)

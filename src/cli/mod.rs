@@ -53,6 +53,12 @@ pub enum Command {
         config: PathBuf,
         /// Terminal address, e.g. t1 (see inspect-core).
         address: String,
+        /// Also allow multi-line prompts (TAB and LF) for this terminal. Only
+        /// for programs that read a paste as one input (agent CLIs with
+        /// bracketed paste), never for shells: elsewhere each line break is
+        /// an Enter into whatever the line before started.
+        #[arg(long)]
+        multiline: bool,
     },
     /// Remove the approvals of ADDRESS from the config. A running serve
     /// reloads on SIGHUP.

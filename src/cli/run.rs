@@ -13,6 +13,7 @@ use tokio::signal::unix::SignalKind;
 use super::Command;
 use super::error::Error;
 use crate::app::App;
+use crate::audit::Audit;
 use crate::config::{Config, HttpConfig, Transport};
 use crate::transport::auth::BearerToken;
 use crate::transport::stdio::Pipes;
@@ -26,7 +27,11 @@ pub async fn run(command: Command) -> Result<(), Error> {
         Command::InspectCore { config, json } => {
             inspect::run(&Config::load(&config)?, json).await?
         }
-        Command::Allow { config, address } => approve::allow(&config, &address).await?,
+        Command::Allow {
+            config,
+            address,
+            multiline,
+        } => approve::allow(&config, &address, multiline).await?,
         Command::Revoke {
             config,
             address,
@@ -56,7 +61,8 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
         name: "SIGHUP",
         source,
     })?;
-    let app = Arc::new(App::new(config));
+    let audit = Audit::open(Box::new(std::io::stderr()), config.audit_log())?;
+    let app = Arc::new(App::new(config, audit));
     let reloads = serve::reload_on_hangup(hangups, Arc::clone(&app), config_path);
     tokio::select! {
         served = serve::run(app, endpoint, shutdown) => served?,

@@ -8,14 +8,14 @@ mod file;
 mod http;
 mod raw;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::hc::CoreId;
-pub use file::read_checked;
+pub use file::{Checked, read_checked};
 pub use http::HttpConfig;
 pub use raw::{RawConfig, RawHttp, RawLifetime, RawTransport};
 
@@ -35,11 +35,14 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// Someone else could write the file, and so grant send authority.
-    #[error(
-        "config {path} is writable by group or others (mode {mode:o}); it holds send authority: run chmod 600 {path}"
-    )]
-    Permissions { path: PathBuf, mode: u32 },
+    /// Someone else could write or replace the file, and so grant send
+    /// authority.
+    #[error("config {path}{shown} is refused: it holds send authority, and {why}", path = path.display(), shown = if path == resolved { String::new() } else { format!(" (really {})", resolved.display()) })]
+    Unsafe {
+        path: PathBuf,
+        resolved: PathBuf,
+        why: String,
+    },
     /// The path is a directory, a socket, ...
     #[error("config {path} is not a regular file")]
     NotAFile { path: PathBuf },
@@ -99,6 +102,14 @@ pub struct TerminalLifetime {
     pub created_ms: i64,
 }
 
+/// What the operator approved for one lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Approval {
+    /// TAB and LF may be sent: only for programs that read a paste as one
+    /// input (agent CLIs with bracketed paste), never for shells.
+    pub multiline: bool,
+}
+
 /// The transport `serve` speaks; only HTTP has settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -113,9 +124,10 @@ pub struct Config {
     transport: Transport,
     core_id: Option<CoreId>,
     send_mode: SendMode,
-    send_allowlist: HashSet<TerminalLifetime>,
+    send_allowlist: HashMap<TerminalLifetime, Approval>,
     timeout: Duration,
     wait_max: Duration,
+    audit_log: Option<PathBuf>,
 }
 
 impl Config {
@@ -164,9 +176,32 @@ impl Config {
         self.wait_max
     }
 
+    /// Where each send attempt is also recorded, if anywhere.
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.audit_log.as_deref()
+    }
+
+    /// The approval of `lifetime` on core `core_id`: none unless `coreId`
+    /// names that core and the exact lifetime is listed.
+    pub fn approval(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> Option<Approval> {
+        if self.core_id.as_ref() != Some(core_id) {
+            return None;
+        }
+        self.send_allowlist.get(lifetime).copied()
+    }
+
     /// Whether `(core_id, lifetime)` may receive input.
     pub fn is_send_approved(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> bool {
-        self.core_id.as_ref() == Some(core_id) && self.send_allowlist.contains(lifetime)
+        self.approval(core_id, lifetime).is_some()
+    }
+
+    /// Whether any approved lifetime at `address` takes multi-line prompts
+    /// (before the live lifetime is known, this decides whether a prompt
+    /// with TAB or LF is refused at once).
+    pub fn multiline_possible(&self, address: &str) -> bool {
+        self.send_allowlist
+            .iter()
+            .any(|(lifetime, approval)| approval.multiline && lifetime.address == address)
     }
 
     /// `new` as a running server applies it on reload: the settings fixed at
@@ -183,10 +218,14 @@ impl Config {
         if new.timeout != self.timeout {
             needs_restart.push("timeoutMs");
         }
+        if new.audit_log != self.audit_log {
+            needs_restart.push("auditLog");
+        }
         let applied = Config {
             socket_path: self.socket_path.clone(),
             transport: self.transport.clone(),
             timeout: self.timeout,
+            audit_log: self.audit_log.clone(),
             ..new
         };
         (applied, needs_restart)
@@ -220,18 +259,12 @@ impl TryFrom<RawConfig> for Config {
                 format!("must be between 100 and 600000, got {}", raw.wait_max_ms),
             ));
         }
-        let mut send_allowlist = HashSet::new();
-        for (i, entry) in raw.send_allowlist.into_iter().enumerate() {
-            if entry.address.is_empty() || entry.address.chars().any(char::is_control) {
-                return Err(invalid(
-                    format!("sendAllowlist[{i}].address"),
-                    "must be a terminal address such as \"t1\"",
-                ));
-            }
-            send_allowlist.insert(TerminalLifetime {
-                address: entry.address,
-                created_ms: entry.created_ms,
-            });
+        let send_allowlist = allowlist(raw.send_allowlist)?;
+        if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
+            return Err(invalid(
+                "auditLog",
+                format!("must be an absolute path, got {path:?}"),
+            ));
         }
         // The http block is checked even for stdio, so a mistake in it shows
         // now rather than on the day the transport is switched.
@@ -248,8 +281,40 @@ impl TryFrom<RawConfig> for Config {
             send_allowlist,
             timeout: Duration::from_millis(raw.timeout_ms),
             wait_max: Duration::from_millis(raw.wait_max_ms),
+            audit_log: raw.audit_log,
         })
     }
+}
+
+/// The approvals, keyed by lifetime. A lifetime listed twice must say the
+/// same thing both times.
+fn allowlist(entries: Vec<RawLifetime>) -> Result<HashMap<TerminalLifetime, Approval>, Invalid> {
+    let mut approvals = HashMap::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        if entry.address.is_empty() || entry.address.chars().any(char::is_control) {
+            return Err(invalid(
+                format!("sendAllowlist[{i}].address"),
+                "must be a terminal address such as \"t1\"",
+            ));
+        }
+        let lifetime = TerminalLifetime {
+            address: entry.address,
+            created_ms: entry.created_ms,
+        };
+        let approval = Approval {
+            multiline: entry.multiline,
+        };
+        if approvals
+            .insert(lifetime, approval)
+            .is_some_and(|earlier| earlier != approval)
+        {
+            return Err(invalid(
+                format!("sendAllowlist[{i}]"),
+                "lists a lifetime again with another multiline value: keep one entry per lifetime",
+            ));
+        }
+    }
+    Ok(approvals)
 }
 
 #[cfg(test)]

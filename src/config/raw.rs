@@ -25,6 +25,9 @@ pub(super) const DEFAULT_WAIT_MAX_MS: u64 = 600_000;
 pub struct RawLifetime {
     pub address: String,
     pub created_ms: i64,
+    /// TAB and LF may be sent to this lifetime (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiline: bool,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, Default, PartialEq, Eq)]
@@ -53,6 +56,8 @@ pub struct RawConfig {
     #[serde(default = "default_wait_max_ms")]
     pub wait_max_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_log: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<RawHttp>,
 }
 
@@ -79,7 +84,7 @@ impl RawConfig {
     /// Reads `path` (after the checks of [`super::file::read_checked`]) and
     /// parses it.
     pub fn load(path: &Path) -> Result<RawConfig, ConfigError> {
-        RawConfig::parse(path, &super::file::read_checked(path)?)
+        RawConfig::parse(path, &super::file::read_checked(path)?.text)
     }
 
     /// Parses config text; `path` only labels messages.

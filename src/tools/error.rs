@@ -12,6 +12,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
 use super::cursor::CursorError;
+use crate::escape::printable_lines;
 use crate::hc::CoreError;
 
 /// Why a read-only tool call failed.
@@ -61,7 +62,7 @@ impl ToolError {
             }
             other => format!("{other} [{}]", other.kind()),
         };
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallToolResult::error(vec![ContentBlock::text(printable_lines(&text))])
     }
 }
 

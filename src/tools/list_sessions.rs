@@ -37,6 +37,9 @@ pub struct Session {
     /// True when this exact lifetime (address, created_ms) is on the
     /// operator's allowlist AND hc's core_id is the configured one.
     pub send_approved: bool,
+    /// True when send_approved and the operator also allowed multi-line
+    /// prompts (TAB and LF) for it; otherwise send one line only.
+    pub multiline_allowed: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -86,17 +89,17 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
     let approvals = loaded.approvals().ok();
     let sessions: Vec<Session> = page
         .iter()
-        .map(|record| Session {
-            send_approved: approvals.is_some_and(|config| {
-                config.is_send_approved(
-                    live_core,
-                    &TerminalLifetime {
-                        address: record.address.clone(),
-                        created_ms: record.created_ms,
-                    },
-                )
-            }),
-            record: record.clone(),
+        .map(|record| {
+            let lifetime = TerminalLifetime {
+                address: record.address.clone(),
+                created_ms: record.created_ms,
+            };
+            let approval = approvals.and_then(|config| config.approval(live_core, &lifetime));
+            Session {
+                record: record.clone(),
+                send_approved: approval.is_some(),
+                multiline_allowed: approval.is_some_and(|a| a.multiline),
+            }
         })
         .collect();
     let output = ListSessionsOutput {
@@ -130,10 +133,10 @@ fn render(output: &ListSessionsOutput) -> String {
             printable(r.program.as_deref().unwrap_or("-")),
             printable(r.title.as_deref().unwrap_or("-")),
             if r.is_finished() { " finished" } else { "" },
-            if s.send_approved {
-                " send_approved"
-            } else {
-                ""
+            match (s.send_approved, s.multiline_allowed) {
+                (true, true) => " send_approved multiline_allowed",
+                (true, false) => " send_approved",
+                _ => "",
             },
         ));
     }

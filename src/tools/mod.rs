@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::app::App;
 use cursor::CursorKey;
 use send_locks::SendLocks;
-pub use server::HerdrServer;
+pub use server::{HerdrServer, PROTOCOL_VERSIONS};
 use wait::WaitPermits;
 
 /// What the tools share: the app below them, and state of their own (the

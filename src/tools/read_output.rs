@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Tools;
 use super::error::{ToolError, structured};
 use super::text::tail_chars;
-use crate::escape::printable;
+use crate::escape::{printable, printable_lines};
 use crate::hc::wire::TerminalStatus;
 
 /// Most characters one read returns: a full 120x200 screen fits, and a
@@ -100,7 +100,7 @@ pub async fn run(tools: &Tools, args: ReadOutputArgs) -> Result<CallToolResult, 
             ", caught mid-update (complete=false)"
         },
         UNTRUSTED_NOTICE,
-        output.text
+        printable_lines(&output.text)
     );
     Ok(structured(&output, rendering, false))
 }

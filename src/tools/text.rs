@@ -5,15 +5,28 @@
 /// agent, not file transfers; hc's own cap (64 KiB of UTF-8) is never reached.
 pub const MAX_PROMPT_CHARS: usize = 16_000;
 
-/// The first character of `text` that could drive the terminal rather than
-/// type into it: C0 controls except TAB and LF (so ESC, CR, NUL...), DEL,
-/// and the C1 range. Returns its character index and the character.
+/// The first character of `text` that is never sent because it could drive
+/// the terminal rather than type into it: C0 controls other than TAB and LF
+/// (so ESC, CR, NUL...), DEL, and the C1 range. Returns its character index
+/// and the character.
 pub fn forbidden_control(text: &str) -> Option<(usize, char)> {
     text.chars().enumerate().find(|&(_, c)| is_forbidden(c))
 }
 
 fn is_forbidden(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}') && c != '\t' && c != '\n'
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}') && !is_line_control(c)
+}
+
+/// The first TAB or LF of `text`: sent only to a lifetime the operator
+/// approved for multi-line prompts. Without bracketed paste each LF is an
+/// Enter that feeds the next line to whatever the previous one started, and
+/// a TAB is a shell's completion key.
+pub fn first_line_control(text: &str) -> Option<(usize, char)> {
+    text.chars().enumerate().find(|&(_, c)| is_line_control(c))
+}
+
+fn is_line_control(c: char) -> bool {
+    c == '\t' || c == '\n'
 }
 
 /// The last `max_chars` characters of `text` (never splitting a character),
@@ -33,8 +46,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tab_and_lf_pass_every_other_control_is_refused() {
+    fn tab_and_lf_are_line_controls_every_other_control_is_refused() {
         assert_eq!(forbidden_control("a\tb\nc"), None);
+        assert_eq!(first_line_control("ab\tc\n"), Some((2, '\t')));
+        assert_eq!(first_line_control("é\n"), Some((1, '\n')));
+        assert_eq!(first_line_control("one line"), None);
         for c in [
             '\u{0}', '\u{1b}', '\r', '\u{7}', '\u{1f}', '\u{7f}', '\u{80}', '\u{9b}', '\u{9f}',
         ] {

@@ -10,15 +10,27 @@ pub const TOKEN_ENV: &str = "HERDR_MCP_TOKEN";
 /// Shortest token accepted: 32 bytes, what `openssl rand -base64 32` gives before encoding.
 pub const MIN_TOKEN_BYTES: usize = 32;
 /// Fewer distinct characters than this is a repeated or typed value, not a
-/// random one (32 random bytes in hex or base64 always have more).
+/// random one (32 random bytes in hex or base64 practically always have more).
 pub const MIN_DISTINCT_CHARS: usize = 12;
-/// Substrings that mark a copied example rather than a generated secret.
-const PLACEHOLDER_MARKERS: [&str; 7] = [
-    "change-me",
+/// A run of this many consecutive characters (`abcdefgh`, `12345678`,
+/// `hgfedcba`) is typed, not drawn.
+const MAX_RUN: usize = 8;
+/// Shannon entropy per character below this is not random (random hex has
+/// about 3.8 bits, base64 about 4.9).
+const MIN_ENTROPY_BITS: f64 = 3.0;
+/// Substrings that mark a copied example rather than a generated secret,
+/// matched after lower-casing and removing `-`, `_`, `.` and spaces. Each is
+/// 6 characters or more (or an angle bracket, which neither hex nor base64
+/// has), so a random token practically never contains one.
+const PLACEHOLDER_MARKERS: [&str; 10] = [
     "changeme",
     "example",
     "placeholder",
-    "your-token",
+    "yourtoken",
+    "replaceme",
+    "tokenhere",
+    "secret",
+    "xxxxxx",
     "<",
     ">",
 ];
@@ -39,10 +51,8 @@ pub enum TokenError {
         "{TOKEN_ENV} looks like a placeholder, not a secret: generate one with openssl rand -base64 32"
     )]
     Placeholder,
-    #[error(
-        "{TOKEN_ENV} has fewer than 12 distinct characters, so it is not random: generate one with openssl rand -base64 32"
-    )]
-    LowEntropy,
+    #[error("{TOKEN_ENV} is not random ({0}): generate one with openssl rand -base64 32")]
+    LowEntropy(&'static str),
 }
 
 /// A validated token, held only as its digest.
@@ -73,15 +83,27 @@ impl BearerToken {
         if token.len() < MIN_TOKEN_BYTES {
             return Err(TokenError::TooShort(token.len()));
         }
-        let lower = token.to_ascii_lowercase();
-        if PLACEHOLDER_MARKERS.iter().any(|m| lower.contains(m)) {
+        let normal: String = token
+            .chars()
+            .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+            .flat_map(char::to_lowercase)
+            .collect();
+        if PLACEHOLDER_MARKERS.iter().any(|m| normal.contains(m)) {
             return Err(TokenError::Placeholder);
+        }
+        if longest_run(&normal) >= MAX_RUN {
+            return Err(TokenError::LowEntropy("a run of consecutive characters"));
         }
         let mut distinct: Vec<char> = token.chars().collect();
         distinct.sort_unstable();
         distinct.dedup();
         if distinct.len() < MIN_DISTINCT_CHARS {
-            return Err(TokenError::LowEntropy);
+            return Err(TokenError::LowEntropy("fewer than 12 distinct characters"));
+        }
+        if entropy_bits(token) < MIN_ENTROPY_BITS {
+            return Err(TokenError::LowEntropy(
+                "under 3 bits of entropy per character",
+            ));
         }
         Ok(BearerToken {
             digest: Sha256::digest(token.as_bytes()).into(),
@@ -93,6 +115,41 @@ impl BearerToken {
         let digest: [u8; 32] = Sha256::digest(presented).into();
         digest.ct_eq(&self.digest).into()
     }
+}
+
+/// The longest run of characters whose code points go up (or down) by one
+/// each step.
+fn longest_run(text: &str) -> usize {
+    let codes: Vec<i64> = text.chars().map(|c| i64::from(u32::from(c))).collect();
+    let mut longest = usize::from(!codes.is_empty());
+    for step in [1, -1] {
+        let mut run = 1;
+        for pair in codes.windows(2) {
+            run = if pair[1] - pair[0] == step {
+                run + 1
+            } else {
+                1
+            };
+            longest = longest.max(run);
+        }
+    }
+    longest
+}
+
+/// Shannon entropy of the character distribution, in bits per character.
+fn entropy_bits(text: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    for c in text.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    let total = text.chars().count() as f64;
+    counts
+        .values()
+        .map(|&n| {
+            let p = n as f64 / total;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -124,6 +181,12 @@ mod tests {
             "placeholder-0123456789abcdefghijklm",
             "your-token-0123456789abcdefghijklmn",
             "<token>0123456789abcdefghijklmnopqr",
+            "your_token_here_7f3a9c2e1b5d8f4a6c0e",
+            "REPLACE_ME_WITH_A_RANDOM_TOKEN_9f8e7d6c",
+            "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx",
+            "PUT-YOUR-SECRET-TOKEN-GOES-HERE-2a9f4c1e",
+            "my.Secret.Value.For.The.Server.Q7z",
+            "Your Token Here 1f9e2d8c3b7a4e6f5d0c",
         ] {
             assert_eq!(
                 BearerToken::new(placeholder).unwrap_err(),
@@ -131,9 +194,50 @@ mod tests {
                 "{placeholder}"
             );
         }
-        assert_eq!(
-            BearerToken::new(&"abcdefghijk".repeat(4)).unwrap_err(),
-            TokenError::LowEntropy
-        );
+        for typed in [
+            "abcdefghijklmnopqrstuvwxyz012345",
+            "Zq8vN2xR5tB7wK1m12345678P4sD9fH3",
+            "Zq8vN2xR5tB7wK1mzyxwvutsP4sD9fH3",
+            &"abcdefghijk".repeat(4),
+            "aaaaaaaabbbbbbbbccccccccdddddddd0123456789ab",
+        ] {
+            assert!(
+                matches!(BearerToken::new(typed), Err(TokenError::LowEntropy(_))),
+                "{typed}: {:?}",
+                BearerToken::new(typed)
+            );
+        }
+    }
+
+    /// The bytes `openssl rand 32` would give, from a fixed seed so the
+    /// test is the same every run.
+    fn random_bytes(seed: u64) -> [u8; 32] {
+        Sha256::digest(seed.to_le_bytes()).into()
+    }
+
+    #[test]
+    fn generated_tokens_pass_hex_and_base64_alike() {
+        use base64::Engine;
+        for seed in 0..10_000 {
+            let bytes = random_bytes(seed);
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+            for token in [hex, b64] {
+                assert!(
+                    BearerToken::new(&token).is_ok(),
+                    "{token}: {:?}",
+                    BearerToken::new(&token)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_and_entropy_measure_what_they_say() {
+        assert_eq!(longest_run("xabcdy"), 4);
+        assert_eq!(longest_run("98765"), 5);
+        assert_eq!(longest_run("a"), 1);
+        assert!((entropy_bits("abab") - 1.0).abs() < 1e-9);
+        assert!((entropy_bits("abcd") - 2.0).abs() < 1e-9);
     }
 }

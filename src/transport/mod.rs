@@ -6,6 +6,7 @@
 //! server can be run in-process on a duplex or on port 0.
 
 pub mod auth;
+mod guard;
 pub mod http;
 pub mod stdio;
 

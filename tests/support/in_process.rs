@@ -4,10 +4,12 @@
 //! HTTP. Faster than spawning the binary and free of port races; the tests
 //! that need a real process (signals, exit codes, stdout, memory) spawn it.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use herdr_core_mcp::app::App;
+use herdr_core_mcp::audit::Audit;
 use herdr_core_mcp::config::{Config, Transport};
 use herdr_core_mcp::serve;
 use herdr_core_mcp::transport::auth::BearerToken;
@@ -22,19 +24,57 @@ use super::mcp::{Client, TEST_TOKEN};
 /// Bytes buffered in each direction of the in-memory stdio pipe.
 const PIPE_BYTES: usize = 256 * 1024;
 
+/// The audit lines an in-process adapter wrote (its always-on stream).
+#[derive(Clone, Default)]
+pub struct AuditLines(Arc<Mutex<Vec<u8>>>);
+
+impl AuditLines {
+    pub fn lines(&self) -> Vec<String> {
+        let bytes = self.0.lock().unwrap();
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Write for AuditLines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The app `serve` would build from `config`, its audit stream captured.
+fn app(config: Config) -> (Arc<App>, AuditLines) {
+    let lines = AuditLines::default();
+    let audit =
+        Audit::open(Box::new(lines.clone()), config.audit_log()).expect("the audit log opens");
+    (Arc::new(App::new(config, audit)), lines)
+}
+
+/// An in-process adapter over stdio.
+pub struct Served<H: rmcp::ClientHandler> {
+    pub client: RunningService<RoleClient, H>,
+    /// The app served (to reload its config as SIGHUP would).
+    pub app: Arc<App>,
+    pub audit: AuditLines,
+}
+
 /// Loads `config` as `serve` does and serves it over a duplex; returns an
 /// rmcp client session on the other end.
 pub async fn stdio(config: &Path) -> Client {
-    stdio_with((), config).await.0
+    stdio_with((), config).await.client
 }
 
-/// [`stdio`] with a client handler of the test's own, and the app served
-/// (to reload its config as SIGHUP would).
-pub async fn stdio_with<H: rmcp::ClientHandler>(
-    handler: H,
-    config: &Path,
-) -> (RunningService<RoleClient, H>, Arc<App>) {
-    let app = Arc::new(App::new(Config::load(config).expect("a valid config")));
+/// [`stdio`] with a client handler of the test's own, the app and its
+/// audit lines.
+pub async fn stdio_with<H: rmcp::ClientHandler>(handler: H, config: &Path) -> Served<H> {
+    let (app, audit) = app(Config::load(config).expect("a valid config"));
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (read, write) = tokio::io::split(theirs);
     let endpoint = Endpoint::Stdio(Pipes::new(read, write));
@@ -47,7 +87,7 @@ pub async fn stdio_with<H: rmcp::ClientHandler>(
         .serve(ours)
         .await
         .expect("MCP initialize in-process");
-    (client, app)
+    Served { client, app, audit }
 }
 
 /// An in-process adapter over HTTP on 127.0.0.1 and a port the kernel
@@ -86,7 +126,7 @@ pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
         config: http,
         token: BearerToken::new(TEST_TOKEN).expect("the test token passes"),
     });
-    let app = Arc::new(App::new(config));
+    let (app, _) = app(config);
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(serve::run(Arc::clone(&app), endpoint, async move {
         let _ = stopped.await;

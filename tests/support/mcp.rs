@@ -91,6 +91,15 @@ pub async fn http_client(url: &str) -> Client {
 /// a start that loses it to another process (the adapter exits saying it
 /// cannot listen) is tried again on another port, a few times at most.
 pub async fn http(write_config: impl Fn(u16) -> PathBuf, stderr_log: &Path) -> HttpAdapter {
+    http_logging(write_config, stderr_log, "info").await
+}
+
+/// [`http`] with `RUST_LOG` set to `rust_log`.
+pub async fn http_logging(
+    write_config: impl Fn(u16) -> PathBuf,
+    stderr_log: &Path,
+    rust_log: &str,
+) -> HttpAdapter {
     const TRIES: usize = 5;
     for _ in 0..TRIES {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -104,7 +113,7 @@ pub async fn http(write_config: impl Fn(u16) -> PathBuf, stderr_log: &Path) -> H
             .arg("--config")
             .arg(&config)
             .env("HERDR_MCP_TOKEN", TEST_TOKEN)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", rust_log)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(stderr))

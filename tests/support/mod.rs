@@ -17,9 +17,13 @@ use serde_json::{Value, json};
 /// Longest any test waits for a condition before failing.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The adapter binary under test.
+/// The adapter binary under test: the one cargo built, or the one named by
+/// `HERDR_MCP_BIN` (to run the process-level tests against another build).
 pub fn adapter_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_herdr-core-mcp"))
+    std::env::var_os("HERDR_MCP_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_herdr-core-mcp")),
+        PathBuf::from,
+    )
 }
 
 pub use hc_sim::testing::{Options as SimOptions, WorkDir};

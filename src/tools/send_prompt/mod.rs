@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tools;
 use super::error::structured;
-use crate::audit::{self, SendRecord};
+use crate::audit::SendRecord;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::TerminalStatus;
@@ -33,9 +33,10 @@ use verdict::{Accepted, Verdict};
 pub struct SendPromptArgs {
     /// Terminal address from list_sessions, e.g. "t1". Must be send_approved.
     pub address: String,
-    /// The prompt: 1-16000 characters; TAB and LF allowed, no other control
-    /// characters (no ESC, CR, NUL, DEL, C1). It is pasted, then submitted
-    /// with the terminal's own submit key.
+    /// The prompt: 1-16000 characters, one line: no control characters (no
+    /// ESC, CR, NUL, DEL, C1), and no TAB or LF unless list_sessions shows
+    /// multiline_allowed for the terminal. It is pasted, then submitted with
+    /// the terminal's own submit key.
     pub text: String,
     /// The terminal's created_ms from list_sessions. When given, nothing is
     /// sent unless the live terminal at `address` is that same lifetime.
@@ -94,7 +95,7 @@ pub async fn run(tools: Arc<Tools>, args: SendPromptArgs, ct: CancellationToken)
         let attempt = pipeline::attempt(&tools, &loaded, &args, &ct).await;
         let code = attempt.verdict.code();
         let output = SendPromptOutput::new(mode, &args, attempt);
-        audit::record_send(&SendRecord {
+        tools.app().audit().record(&SendRecord {
             core_id: output.core_id.as_deref(),
             address: &output.address,
             created_ms: output.created_ms,
@@ -168,7 +169,7 @@ fn render(out: &SendPromptOutput) -> String {
     };
     let mut text = format!(
         "{headline}: {} [{}]\naddress={} created_ms={} mode={} preflight={} guard={}",
-        out.reason,
+        printable(&out.reason),
         out.reason_code,
         printable(&out.address),
         out.created_ms.map_or("-".to_owned(), |c| c.to_string()),

@@ -13,7 +13,7 @@ use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::hc::wire::{ErrorKind, SendGuard, TerminalStatus};
 use crate::hc::{CoreId, SendRequest};
 use crate::tools::Tools;
-use crate::tools::text::{MAX_PROMPT_CHARS, forbidden_control};
+use crate::tools::text::{MAX_PROMPT_CHARS, first_line_control, forbidden_control};
 
 /// What the preflight learned of the terminal.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ pub async fn attempt(
     args: &SendPromptArgs,
     ct: &CancellationToken,
 ) -> Attempt {
-    let (config, core_id) = match check_input(&args.text, loaded) {
+    let (config, core_id) = match check_input(args, loaded) {
         Ok(checked) => checked,
         Err(refusal) => return Attempt::refused(None, refusal),
     };
@@ -89,8 +89,14 @@ pub async fn attempt(
     }
 }
 
-/// The text is sendable and the config allows sends at all.
-fn check_input<'a>(text: &str, loaded: &'a Loaded) -> Result<(&'a Config, &'a CoreId), Refusal> {
+/// The text is sendable and the config allows sends at all. A TAB or LF is
+/// refused here, before any hc call, unless some approval at the address
+/// takes multi-line prompts (`check_target` then decides on the live one).
+fn check_input<'a>(
+    args: &SendPromptArgs,
+    loaded: &'a Loaded,
+) -> Result<(&'a Config, &'a CoreId), Refusal> {
+    let text = &args.text;
     if text.is_empty() {
         return Err(Refusal::TextEmpty);
     }
@@ -105,6 +111,11 @@ fn check_input<'a>(text: &str, loaded: &'a Loaded) -> Result<(&'a Config, &'a Co
         why: why.to_owned(),
     })?;
     let core_id = config.core_id().ok_or(Refusal::NoCoreId)?;
+    if let Some((index, character)) = first_line_control(text)
+        && !config.multiline_possible(&args.address)
+    {
+        return Err(Refusal::LineControl { index, character });
+    }
     Ok((config, core_id))
 }
 
@@ -158,11 +169,16 @@ fn check_target(
         address: args.address.clone(),
         created_ms: preflight.created_ms,
     };
-    if !config.is_send_approved(&preflight.core_id, &lifetime) {
+    let Some(approval) = config.approval(&preflight.core_id, &lifetime) else {
         return Err(Refusal::NotApproved {
             address: lifetime.address,
             created_ms: lifetime.created_ms,
         });
+    };
+    if let Some((index, character)) = first_line_control(&args.text)
+        && !approval.multiline
+    {
+        return Err(Refusal::LineControl { index, character });
     }
     let guard = guard_for(config.send_mode(), preflight.status)?;
     Ok((lifetime, guard))

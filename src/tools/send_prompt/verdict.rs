@@ -50,6 +50,11 @@ pub enum Refusal {
         index: usize,
         character: char,
     },
+    /// TAB or LF to a lifetime not approved for multi-line prompts.
+    LineControl {
+        index: usize,
+        character: char,
+    },
     /// The last reload found an invalid config.
     ConfigInvalid {
         why: String,
@@ -148,7 +153,9 @@ impl Refusal {
         match self {
             Refusal::TextEmpty => ReasonCode::TextEmpty,
             Refusal::TextTooLong { .. } => ReasonCode::TextTooLong,
-            Refusal::ControlCharacter { .. } => ReasonCode::ControlCharacter,
+            Refusal::ControlCharacter { .. } | Refusal::LineControl { .. } => {
+                ReasonCode::ControlCharacter
+            }
             Refusal::ConfigInvalid { .. } => ReasonCode::ConfigInvalid,
             Refusal::NoCoreId => ReasonCode::NoCoreId,
             Refusal::Cancelled => ReasonCode::Cancelled,
@@ -178,7 +185,13 @@ impl fmt::Display for Refusal {
             ),
             Refusal::ControlCharacter { index, character } => write!(
                 f,
-                "text contains control character U+{:04X} at character {index}; only TAB and LF are allowed (no ESC, CR, NUL, DEL or C1)",
+                "text contains control character U+{:04X} at character {index}; control characters are never sent (no ESC, CR, NUL, DEL or C1; TAB and LF only where the operator allows multi-line prompts)",
+                u32::from(*character)
+            ),
+            Refusal::LineControl { index, character } => write!(
+                f,
+                "text contains {} (U+{:04X}) at character {index}, and this terminal takes one-line prompts only (multiline_allowed is false): without bracketed paste each line break is an Enter into whatever the line before started, and a TAB is a shell's completion key. Send one line; multi-line prompts need the operator's approval for this terminal (herdr-core-mcp allow --multiline ADDRESS), given only for programs that read a paste as one input",
+                if *character == '\t' { "TAB" } else { "LF" },
                 u32::from(*character)
             ),
             Refusal::ConfigInvalid { why } => write!(

@@ -202,6 +202,14 @@ fn every_reason_reads_as_pinned() {
             index: 3,
             character: '\u{1b}',
         }),
+        Verdict::NotSent(Refusal::LineControl {
+            index: 3,
+            character: '\n',
+        }),
+        Verdict::NotSent(Refusal::LineControl {
+            index: 0,
+            character: '\t',
+        }),
         Verdict::NotSent(Refusal::ConfigInvalid {
             why: "config /c.json: `coreId` must be 1-128 printable ASCII characters".into(),
         }),

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::StatusWatch;
-use crate::escape::printable;
+use crate::escape::{printable, printable_lines};
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::tools::read_output::UNTRUSTED_NOTICE;
 use crate::tools::wait;
@@ -128,7 +128,7 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
     if let Some(screen) = &out.output {
         text.push_str(&format!(
             "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
-            screen.text
+            printable_lines(&screen.text)
         ));
     }
     text

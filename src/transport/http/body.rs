@@ -1,6 +1,10 @@
 //! Reading a request body before it is routed, so a slow, oversized or
 //! broken body is answered here (408 / 413 / 400) rather than failing
-//! inside the MCP service as a 500.
+//! inside the MCP service as a 500. A JSON body for `/mcp` then passes the
+//! transport's `guard` (400 with a JSON-RPC `-32700`/`-32600` error and
+//! `"id": null` for what is not one valid message; repeated keys refused)
+//! and the protocol-revision header is checked against the revisions
+//! offered. Only authenticated requests get here.
 //!
 //! The 64 KiB cap is tower-http's `RequestBodyLimitLayer` (a declared
 //! length over it is refused before anything is read; a chunked body is cut
@@ -15,9 +19,20 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http::header::CONTENT_TYPE;
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 
+use super::MCP_PATH;
 use super::gate::Refusal;
+use crate::escape::printable;
+use crate::tools::PROTOCOL_VERSIONS;
+use crate::transport::guard::{self, Answer, Verdict};
+
+/// The header naming the revision a request speaks.
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Largest request body: a prompt is at most 16,000 characters (64 KiB of
 /// UTF-8 at worst, JSON escapes aside); anything bigger is not a tool call.
@@ -34,8 +49,78 @@ pub async fn buffer(request: Request, next: Next) -> Response {
         Ok(Err(_)) => return Refusal::BadRequest.into_response(),
         Ok(Ok(collected)) => collected.to_bytes(),
     };
+    if let Some(refused) = check_message(&parts, &bytes) {
+        return refused;
+    }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// The guard's answer for a JSON-RPC POST to `/mcp` that must not reach
+/// rmcp. Other methods, paths and content types keep rmcp's own answers
+/// (405, 404, 415).
+fn check_message(parts: &Parts, body: &[u8]) -> Option<Response> {
+    if parts.method != Method::POST || parts.uri.path() != MCP_PATH || !is_json(&parts.headers) {
+        return None;
+    }
+    match guard::check(body) {
+        Verdict::Message(message) => unoffered_revision(&parts.headers, &message).map(answered),
+        // A notification nobody could read: accepted, never answered.
+        Verdict::Ignore => Some(StatusCode::ACCEPTED.into_response()),
+        Verdict::Answer(answer) => Some(answered(answer)),
+    }
+}
+
+/// A request other than `initialize` naming a revision this server does
+/// not offer in `MCP-Protocol-Version` (initialize negotiates instead).
+fn unoffered_revision(headers: &HeaderMap, message: &ClientJsonRpcMessage) -> Option<Answer> {
+    let revision = headers
+        .get(PROTOCOL_VERSION_HEADER)?
+        .to_str()
+        .unwrap_or("?");
+    let initialize = matches!(
+        message,
+        ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::InitializeRequest(_))
+    );
+    if initialize || PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == revision) {
+        return None;
+    }
+    let offered: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
+    Some(Answer::invalid_request(&format!(
+        "MCP-Protocol-Version {} is not offered here; offered: {}",
+        printable(revision),
+        offered.join(", ")
+    )))
+}
+
+/// Same rule as rmcp's: the media type before any `;` is application/json.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or(v)
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// An error answer is a 400; a tool result (a repeated argument) a 200.
+fn answered(answer: Answer) -> Response {
+    let status = if answer.is_error() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        answer.to_json(),
+    )
+        .into_response()
 }
 
 /// Whether a body error is the length limit somewhere in its chain.

@@ -7,6 +7,7 @@
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -14,7 +15,10 @@ use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, Limited};
 
+use super::MAX_BODY_BYTES;
+use super::slots::Slot;
 use crate::config::HttpConfig;
 use crate::transport::auth::BearerToken;
 
@@ -29,6 +33,8 @@ const WELL_KNOWN_PATHS: [&str; 2] = [
 /// above what the adapter itself serves on a small machine (about 12,000
 /// calls/s on 2 cores), so it never caps legitimate load.
 const REQUESTS_PER_SECOND: u32 = 20_000;
+/// Longest a refused request's body is read before the refusal goes out.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct Gate {
     allowed_hosts: Vec<String>,
@@ -110,11 +116,30 @@ impl Gate {
 }
 
 /// The gate as axum middleware.
+/// A request that passes proves its connection (see `slots`).
 pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     match gate.check(&request) {
-        Ok(()) => next.run(request).await,
-        Err(refusal) => refusal.into_response(),
+        Ok(()) => {
+            if let Some(slot) = request.extensions().get::<Arc<Slot>>() {
+                slot.prove();
+            }
+            next.run(request).await
+        }
+        Err(refusal) => {
+            drain(request).await;
+            refusal.into_response()
+        }
     }
+}
+
+/// Reads and drops what a refused request's client already sent (at most
+/// [`MAX_BODY_BYTES`], for at most [`DRAIN_TIMEOUT`]) before the refusal is
+/// written. The refusal closes the connection, and a socket closed with
+/// unread bytes is reset, which can destroy the refusal before the client
+/// reads it.
+async fn drain(request: Request) {
+    let body = Limited::new(request.into_body(), MAX_BODY_BYTES);
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, body.collect()).await;
 }
 
 fn single(headers: &HeaderMap, name: HeaderName) -> Option<&HeaderValue> {

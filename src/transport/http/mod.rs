@@ -5,18 +5,21 @@
 //! well-known 404, bearer 401, rate 429), the 64 KiB body cap (tower-http,
 //! 413 also when chunked), the body read within its deadline (`body`: 408,
 //! 413, 400), the concurrency limit, then rmcp's service at `/mcp` and 404
-//! for everything else. The accept loop (`server`) caps connections and the
-//! header read time.
+//! for everything else. The accept loop (`server`) keeps unauthenticated
+//! connections to their share of slots (`slots`) and caps the header read
+//! time and size.
 
 mod body;
 mod gate;
 mod server;
+mod slots;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware;
-use http::header::CACHE_CONTROL;
+use axum::response::{IntoResponse, Response};
+use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -61,8 +64,54 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         .layer(middleware::from_fn(body::buffer))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(gate, gate::gate))
+        .layer(middleware::map_response(finish))
         .layer(SetResponseHeaderLayer::overriding(
             CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
         ))
+}
+
+/// Refusals end their connection: a client that was refused starts afresh,
+/// and a refused socket does not keep a slot.
+const CLOSING: [StatusCode; 8] = [
+    StatusCode::BAD_REQUEST,
+    StatusCode::UNAUTHORIZED,
+    StatusCode::FORBIDDEN,
+    StatusCode::NOT_FOUND,
+    StatusCode::METHOD_NOT_ALLOWED,
+    StatusCode::REQUEST_TIMEOUT,
+    StatusCode::PAYLOAD_TOO_LARGE,
+    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+];
+
+/// Every response on its way out: `Connection: close` on refusals, and a
+/// 413 (whoever answered it) says in JSON-RPC which limit was hit.
+async fn finish(mut response: Response) -> Response {
+    let status = response.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        response = too_large();
+    }
+    if CLOSING.contains(&status) {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+fn too_large() -> Response {
+    let message = format!(
+        "Request body over {MAX_BODY_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
+    );
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": message},
+    });
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body.to_string(),
+    )
+        .into_response()
 }

@@ -1,25 +1,32 @@
-//! The accept loop: one hyper HTTP/1 connection per accepted socket, at
-//! most [`MAX_CONNECTIONS`] at once, each with a header read deadline, and
-//! a graceful stop that lets in-flight requests finish.
+//! The accept loop: one hyper HTTP/1 connection per accepted socket, each
+//! holding a `slots` place (so a flood of unauthenticated sockets cannot
+//! starve an authorised client), a header read deadline that is also the
+//! keep-alive idle timeout, a header size cap, and a graceful stop that lets
+//! in-flight requests finish.
 
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+use tower::service_fn;
 
+use super::slots::Slots;
 use super::{MCP_PATH, router};
 use crate::tools::Tools;
 use crate::transport::HttpEndpoint;
 
-/// Open connections accepted at once; more wait in the listen backlog.
-/// Bounds memory under a flood whatever the requests carry.
-const MAX_CONNECTIONS: usize = 512;
-/// A client gets this long to send its request headers (slowloris guard).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A client gets this long to send its request headers (slowloris guard),
+/// and a kept-alive connection is closed after this long without a request.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest request head; a bigger one gets 431 and the connection closes.
+const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -31,14 +38,10 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
     let stop = CancellationToken::new();
     let router = router(tools, &endpoint, stop.child_token());
     let listener = endpoint.listener;
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(Slots::default());
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&connections).acquire_owned() => permit.expect("never closed"),
-            () = &mut shutdown => break,
-        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -49,16 +52,36 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(router.clone());
+        let Some(slot) = slots.admit(stream.as_fd()) else {
+            continue;
+        };
+        let router = router.clone();
+        let placed = Arc::clone(&slot);
+        let service = service_fn(move |mut request: Request<Incoming>| {
+            let slot = Arc::clone(&placed);
+            request.extensions_mut().insert(Arc::clone(&slot));
+            slot.set_busy(true);
+            let served = router.clone().oneshot(request);
+            async move {
+                let response = served.await;
+                slot.set_busy(false);
+                response
+            }
+        });
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), service);
+            .max_header_size(MAX_HEADER_BYTES)
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            let _ = connection.await;
-            drop(permit);
+            tokio::select! {
+                _ = connection => {}
+                () = slot.evicted() => {}
+            }
         });
+        // Let the new connection read its headers before the next accept.
+        tokio::task::yield_now().await;
     }
     stop.cancel();
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())

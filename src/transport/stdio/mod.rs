@@ -1,6 +1,9 @@
 //! MCP over stdio: what an MCP host launches. Only protocol reaches stdout.
 //! The pipes are injected, so the same code serves the process's stdin and
-//! stdout or an in-process duplex.
+//! stdout or an in-process duplex; `lines` frames them and answers
+//! malformed lines itself.
+
+mod lines;
 
 use std::pin::Pin;
 
@@ -54,7 +57,7 @@ pub async fn serve(
     tracing::info!("serving MCP over stdio");
     tokio::pin!(shutdown);
     let running = tokio::select! {
-        running = server.serve((pipes.reader, pipes.writer)) => running,
+        running = server.serve(lines::Lines::new(pipes.reader, pipes.writer)) => running,
         () = &mut shutdown => return Ok(()),
     };
     let running = match running {

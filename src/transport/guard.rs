@@ -1,0 +1,276 @@
+//! One incoming JSON-RPC message, checked before rmcp sees it (stdio lines
+//! and HTTP bodies alike): what is not JSON is answered `-32700`, what is
+//! not one JSON-RPC 2.0 message (a batch included: no revision this server
+//! offers has them) `-32600`, both with `"id": null`, and an object that
+//! repeats a key is refused rather than read as its last value (a host's
+//! approval screen may have shown the first). A repeated key inside
+//! `tools/call` arguments is an invalid-arguments tool result, like any
+//! other bad argument; elsewhere it is `-32602` (or `-32600` when the
+//! request's own members repeat).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+
+use rmcp::model::{CallToolResult, ClientJsonRpcMessage, ContentBlock};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
+use serde_json::{Value, json};
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// What to do with one incoming message.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Hand it to rmcp.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A notification rmcp could not read: JSON-RPC never answers those.
+    Ignore,
+    /// Answer it with this JSON-RPC message instead.
+    Answer(Answer),
+}
+
+/// A reply the guard writes itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer(Value);
+
+impl Answer {
+    fn error(id: Value, code: i64, message: impl Into<String>) -> Answer {
+        Answer(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": code, "message": message.into()},
+        }))
+    }
+
+    /// Not JSON: `-32700`, `"id": null`.
+    pub fn parse_error() -> Answer {
+        Answer::error(
+            Value::Null,
+            PARSE_ERROR,
+            "Parse error: the message is not valid JSON",
+        )
+    }
+
+    /// Not one valid JSON-RPC message: `-32600`, `"id": null`.
+    pub fn invalid_request(why: &str) -> Answer {
+        Answer::error(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: {why}"),
+        )
+    }
+
+    /// Whether this is an error (rather than a tool result).
+    pub fn is_error(&self) -> bool {
+        self.0.get("error").is_some()
+    }
+
+    /// The JSON text, without a newline.
+    pub fn to_json(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+/// Checks one message: a stdio line without its newline, or an HTTP body.
+pub fn check(bytes: &[u8]) -> Verdict {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    // Syntax and repeated keys at any depth, building nothing.
+    if let Err(e) = UniqueKeys::check(bytes) {
+        return Verdict::Answer(match e {
+            Walked::NotJson => Answer::parse_error(),
+            Walked::Repeated { path, key } => repeated_key(bytes, &path, &key),
+        });
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => {
+            return Verdict::Answer(Answer::invalid_request(
+                "batches are not supported (no protocol revision this server offers has them)",
+            ));
+        }
+        _ => return Verdict::Answer(Answer::invalid_request("not a JSON-RPC object")),
+    }
+    match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+        Ok(message) => Verdict::Message(Box::new(message)),
+        Err(_) if is_notification(bytes) => Verdict::Ignore,
+        Err(_) => Verdict::Answer(Answer::invalid_request("not a valid JSON-RPC 2.0 message")),
+    }
+}
+
+/// The answer to a message that repeats `key` at `path` (members from the
+/// top, e.g. `["params", "arguments"]`).
+fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Answer {
+    let shown = if path.is_empty() {
+        format!("`{key}`")
+    } else {
+        format!("`{key}` in {}", path.join("."))
+    };
+    // Read once more, last value wins, only to learn the id and method: a
+    // top-level repeat makes both untrustworthy.
+    let object: Option<serde_json::Map<String, Value>> = serde_json::from_slice(bytes).ok();
+    let (Some(object), false) = (object, path.is_empty()) else {
+        return Answer::invalid_request(&format!("the message repeats the member {shown}"));
+    };
+    let Some(id) = object
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+    else {
+        return Answer::invalid_request(&format!("the message repeats {shown}"));
+    };
+    let is_call = object.get("method").and_then(Value::as_str) == Some("tools/call");
+    if is_call
+        && path.first().is_some_and(|p| p == "params")
+        && path.get(1).is_some_and(|p| p == "arguments")
+    {
+        let text = format!(
+            "invalid arguments: the argument {shown} is given twice; give each argument once [invalid_params]"
+        );
+        let result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        return Answer(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+    Answer::error(
+        id.clone(),
+        INVALID_PARAMS,
+        format!("Invalid params: {shown} is given twice"),
+    )
+}
+
+/// An object with a string `method` and no `id` member: a notification.
+fn is_notification(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
+        .is_ok_and(|o| o.get("method").is_some_and(Value::is_string) && !o.contains_key("id"))
+}
+
+/// How a walk over a JSON document failed.
+enum Walked {
+    NotJson,
+    Repeated { path: Vec<String>, key: String },
+}
+
+/// Walks any JSON value without building it, failing on the first object
+/// that repeats a key (compared after unescaping, as serde_json compares
+/// them) and recording where.
+struct UniqueKeys;
+
+impl UniqueKeys {
+    fn check(bytes: &[u8]) -> Result<(), Walked> {
+        let mut found = None;
+        let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+        let walked = (Walk {
+            path: &mut Vec::new(),
+            found: &mut found,
+        })
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+        match (walked, found) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), Some((path, key))) if e.classify() == Category::Data => {
+                Err(Walked::Repeated { path, key })
+            }
+            (Err(_), _) => Err(Walked::NotJson),
+        }
+    }
+}
+
+/// One value at `path`; a repeat found below is stored in `found`.
+struct Walk<'p> {
+    path: &'p mut Vec<String>,
+    found: &'p mut Option<(Vec<String>, String)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0usize;
+        loop {
+            self.path.push(index.to_string());
+            let next = seq.next_element_seed(Walk {
+                path: self.path,
+                found: self.found,
+            });
+            self.path.pop();
+            if next?.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if !seen.insert(key.clone()) {
+                *self.found = Some((self.path.clone(), key.clone().into_owned()));
+                return Err(de::Error::custom(format_args!("repeated key {key:?}")));
+            }
+            self.path.push(key.into_owned());
+            let value = map.next_value_seed(Walk {
+                path: self.path,
+                found: self.found,
+            });
+            self.path.pop();
+            value?;
+        }
+        Ok(())
+    }
+}
+
+/// An object key, borrowed from the input when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[cfg(test)]
+#[path = "guard_tests.rs"]
+mod tests;
