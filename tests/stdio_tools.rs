@@ -573,11 +573,23 @@ fn malformed_lines_get_json_rpc_errors_and_the_session_goes_on() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Replies arrive through a thread, so a line that gets no answer fails
+    // the test instead of hanging it.
+    let (replies, arrived) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if replies.send(line).is_err() {
+                break;
+            }
+        }
+    });
     let mut exchange = |line: &str| -> Value {
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
-        let reply = lines.next().expect("a reply line").unwrap();
+        let reply = arrived
+            .recv_timeout(crate::support::PATIENCE)
+            .unwrap_or_else(|_| panic!("no reply to {line}"));
         serde_json::from_str(&reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"))
     };
     let null_id_error = |reply: &Value, code: i64| {
