@@ -315,6 +315,7 @@ pub fn tool_args(data: &[u8]) {
     let _ = serde_json::from_slice::<crate::tools::read_output::ReadOutputArgs>(rest);
     let _ = serde_json::from_slice::<crate::tools::list_sessions::ListSessionsArgs>(rest);
     let _ = serde_json::from_slice::<crate::tools::wait_for_status::WaitForStatusArgs>(rest);
+    let _ = serde_json::from_slice::<crate::tools::wait_for_output::WaitForOutputArgs>(rest);
 }
 
 fn cursor_key() -> &'static CursorKey {

@@ -218,7 +218,7 @@ async fn the_operator_s_wait_max_caps_the_timeout() {
 
 /// A client that records the progress notifications it receives.
 #[derive(Clone, Default)]
-struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+pub struct ProgressRecorder(pub Arc<Mutex<Vec<ProgressNotificationParam>>>);
 
 impl ClientHandler for ProgressRecorder {
     async fn on_progress(

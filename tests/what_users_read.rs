@@ -44,8 +44,10 @@ impl Scrub {
     /// A tool result as a snapshot: its text, then its structured content.
     fn result(&self, result: &rmcp::model::CallToolResult) -> String {
         let mut structured = result.structured_content.clone().unwrap_or(Value::Null);
-        if let Some(elapsed) = structured.get_mut("elapsed_ms") {
-            *elapsed = json!("[elapsed_ms]");
+        for (key, placeholder) in [("elapsed_ms", "[elapsed_ms]"), ("polls", "[polls]")] {
+            if let Some(value) = structured.get_mut(key) {
+                *value = json!(placeholder);
+            }
         }
         let mut shown = text(result);
         if let Some(ms) = result
@@ -54,6 +56,13 @@ impl Scrub {
             .and_then(|s| s["elapsed_ms"].as_u64())
         {
             shown = shown.replace(&format!("after {ms} ms"), "after [elapsed_ms] ms");
+        }
+        if let Some(polls) = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["polls"].as_u64())
+        {
+            shown = shown.replace(&format!("({polls} polls"), "([polls] polls");
         }
         let pretty = serde_json::to_string_pretty(&structured).unwrap();
         format!(
@@ -97,6 +106,24 @@ async fn tool_results_and_errors_read_as_pinned() {
     )
     .await;
     insta::assert_snapshot!("read_output", scrub.result(&read));
+
+    let before = world.sim.calls("terminal.read");
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        let args = json!({"address": "t1", "pattern": "^BUILD (OK|FAILED)$", "max_chars": 200});
+        peer.call_tool(
+            rmcp::model::CallToolRequestParams::new("wait_for_output")
+                .with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap()
+    });
+    world.sim.wait_for_calls("terminal.read", before).await;
+    world
+        .sim
+        .control("emit", json!({"address": "t1", "text": "\r\nBUILD OK\r\n"}));
+    let waited = waiting.await.unwrap();
+    insta::assert_snapshot!("wait_for_output_matched", scrub.result(&waited));
 
     let newcomer = world.sim.spawn("agent");
     let newcomer = newcomer["address"].as_str().unwrap();

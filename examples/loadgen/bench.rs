@@ -41,7 +41,13 @@ pub struct Options {
     pub starve_crowds: Vec<usize>,
     /// Fresh authorised connections timed in each starvation run.
     pub starve_probes: usize,
+    /// When the awaited line is printed after a wait_for_output begins.
+    pub wait_delays: Vec<Duration>,
+    pub wait_rounds: usize,
 }
+
+/// Terminals of the simulator the output waits run on, one wait each.
+const WAIT_TERMINALS: usize = 10;
 
 /// Rounds the latency samples are split into (direct, stdio, HTTP in turn).
 const ROUNDS: usize = 5;
@@ -173,6 +179,49 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     }
 
     progress(&format!(
+        "starting hc-sim ({WAIT_TERMINALS} agents) and an adapter for output waits"
+    ));
+    let waits_sim = Sim::start(
+        bins,
+        dir,
+        "waits",
+        &["--agents", &WAIT_TERMINALS.to_string()],
+    )?;
+    let waits_port = world::free_port()?;
+    let waits_config = world::write_config(
+        dir,
+        "waits.json",
+        &world::http_config(&waits_sim, waits_port, json!({})),
+    )?;
+    let waits_http = HttpAdapter::start(
+        bins,
+        &waits_config,
+        waits_port,
+        &token,
+        &dir.join("waits.err"),
+    )?;
+    let addresses: Vec<String> = HcClient::new(&waits_sim.socket, Duration::from_secs(5))
+        .list(false)
+        .await
+        .map_err(|e| format!("listing the output-wait terminals: {e}"))?
+        .value
+        .into_iter()
+        .map(|t| t.address)
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let output_waits = crate::waits::measure(
+        &waits_sim,
+        waits_port,
+        &token,
+        &addresses,
+        &o.wait_delays,
+        o.wait_rounds,
+    )
+    .await?;
+    drop(waits_http);
+    drop(waits_sim);
+
+    progress(&format!(
         "start-up: {} spawns to the initialize answer",
         o.startup_runs
     ));
@@ -230,6 +279,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         memory: mem,
         startup,
         starvation,
+        output_waits,
         oversized: oversized.with_note(
             "fault oversized-reply:terminal.read: a valid reply whose result is a 100 MiB string"
                 .into(),

@@ -28,6 +28,7 @@ mod starve;
 mod stats;
 mod stdio;
 mod throughput;
+mod waits;
 mod world;
 
 use std::path::PathBuf;
@@ -84,6 +85,13 @@ enum Cmd {
         /// Fresh authorised connections timed per starvation run.
         #[arg(long, default_value_t = 20)]
         starve_probes: usize,
+        /// Seconds after a wait_for_output begins that the awaited line is
+        /// printed, one latency row each.
+        #[arg(long, value_delimiter = ',', default_value = "0.2,2,20")]
+        wait_delays: Vec<f64>,
+        /// Rounds of concurrent waits (one per terminal) per delay.
+        #[arg(long, default_value_t = 2)]
+        wait_rounds: usize,
     },
     /// Run the soak and judge memory and descriptor growth.
     Soak {
@@ -149,6 +157,8 @@ async fn run(cli: Cli) -> Res<bool> {
             cap_runs,
             starve_crowds,
             starve_probes,
+            wait_delays,
+            wait_rounds,
         } => {
             let options = bench::Options {
                 latency_calls,
@@ -160,6 +170,11 @@ async fn run(cli: Cli) -> Res<bool> {
                 cap_runs,
                 starve_crowds,
                 starve_probes,
+                wait_delays: wait_delays
+                    .into_iter()
+                    .map(Duration::from_secs_f64)
+                    .collect(),
+                wait_rounds,
             };
             let load_before = load_average();
             let results = bench::run(&bins, &options).await?;

@@ -71,6 +71,7 @@ pub struct Results {
     pub memory: Vec<MemRow>,
     pub startup: Vec<Duration>,
     pub starvation: Vec<crate::starve::Row>,
+    pub output_waits: Vec<crate::waits::Row>,
     pub oversized: Cap,
     pub big_list: Cap,
 }
@@ -85,6 +86,7 @@ impl Results {
         self.throughput_table(&mut out);
         self.memory_table(&mut out);
         self.starvation_table(&mut out);
+        self.output_wait_table(&mut out);
         self.startup_table(&mut out);
         self.caps_table(&mut out);
         let passed = self.targets(&mut out);
@@ -217,6 +219,36 @@ impl Results {
         }
     }
 
+    fn output_wait_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n### Output waits: from the awaited line reaching the screen to the `wait_for_output` answer\n"
+        );
+        let _ = writeln!(
+            out,
+            "Concurrent waits over HTTP, one per terminal; the line is injected with the simulator's `emit`, which stamps the wall-clock moment it reached the screen.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| line printed after | samples | median | p99 | worst |"
+        );
+        let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
+        for row in &self.output_waits {
+            let mut l = row.latencies.clone();
+            let lat = crate::stats::Latency::of(&mut l);
+            let worst = row.latencies.iter().max().copied().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                ms(row.delay),
+                row.latencies.len(),
+                ms(lat.median),
+                ms(lat.p99),
+                ms(worst)
+            );
+        }
+    }
+
     fn memory_table(&self, out: &mut String) {
         let _ = writeln!(
             out,
@@ -320,6 +352,25 @@ impl Results {
                     count(d.per_second())
                 ),
                 share >= 0.70 && h.errors == 0,
+            );
+        }
+        for wait in &self.output_waits {
+            let mut l = wait.latencies.clone();
+            let p99 = crate::stats::Latency::of(&mut l).p99;
+            let goal = if wait.delay <= Duration::from_millis(200) {
+                Duration::from_millis(100)
+            } else {
+                Duration::from_millis(600)
+            };
+            row(
+                out,
+                &format!(
+                    "wait_for_output sees a line printed {} in: p99 < {}",
+                    ms(wait.delay),
+                    ms(goal)
+                ),
+                ms(p99),
+                !wait.latencies.is_empty() && p99 < goal,
             );
         }
         for run in &self.starvation {

@@ -83,6 +83,11 @@ impl Sim {
         self.simulator.pid()
     }
 
+    /// The simulator's control socket.
+    pub fn control_path(&self) -> PathBuf {
+        self.simulator.control.clone()
+    }
+
     /// One call on the control socket (no handshake, no faults), made on a
     /// blocking thread so the runtime's workers keep running.
     pub async fn control(&self, method: &str, params: Value) -> Res<Value> {

@@ -15,6 +15,7 @@ pub mod send_prompt;
 mod server;
 pub mod text;
 mod wait;
+pub mod wait_for_output;
 pub mod wait_for_status;
 
 use std::sync::Arc;

@@ -21,8 +21,10 @@ use crate::hc::HcClient;
 
 /// Pool connections all waits may use at once (of the pool's 8).
 pub const POLL_CONNECTIONS: usize = 4;
-/// First poll interval; it grows by half each quiet round up to
-/// [`MAX_POLL`], and drops back when something changes.
+/// First poll interval; it grows by a quarter each quiet round up to
+/// [`MAX_POLL`] (so a change a fifth of a second in is seen within about
+/// 80 ms, and any change within half a second), and drops back when
+/// something changes.
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const MAX_POLL: Duration = Duration::from_millis(500);
 /// A progress notification goes out at least this often while waiting.
@@ -129,7 +131,7 @@ pub async fn run<W: Watch>(
         interval = if changed {
             FIRST_POLL
         } else {
-            (interval * 3 / 2).min(max_interval)
+            (interval * 5 / 4).min(max_interval)
         };
         tokio::select! {
             biased;

@@ -30,8 +30,9 @@ const EXPECTED_INPUTS = {
   list_sessions: ['include_finished', 'limit', 'cursor'],
   read_output: ['address', 'created_ms', 'max_chars'],
   send_prompt: ['address', 'text', 'created_ms'],
+  wait_for_output: ['address', 'created_ms', 'pattern', 'quiet_ms', 'timeout_ms', 'max_chars'],
 };
-const READ_ONLY = { list_sessions: true, read_output: true, send_prompt: false };
+const READ_ONLY = { list_sessions: true, read_output: true, send_prompt: false, wait_for_output: true };
 const LEGACY_VERSIONS = new Set(['2025-06-18', '2025-11-25']);
 const MODERN_VERSION = '2026-07-28';
 const REPLY_TIMEOUT_MS = 30_000;
@@ -152,8 +153,16 @@ async function runChecks(client, opts) {
   check(sent.outcome === 'sent' && sent.address === agent.address && sent.chars === prompt.length,
     `send_prompt to t1: outcome sent (${sent.reason_code})`, sent);
 
-  // --- poll read_output until the agent's reply is on screen and it is done ---
+  // --- wait_for_output until the agent's reply is on screen ---
   const want = `reply: ${prompt}`;
+  const escaped = want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const waited = await call(client, 'wait_for_output', {
+    address: agent.address, created_ms: agent.created_ms, pattern: `^${escaped}$`, timeout_ms: 30000,
+  });
+  check(waited.outcome === 'matched' && waited.match?.line === want,
+    `wait_for_output t1 matched ${JSON.stringify(want)}`, waited);
+
+  // --- then read_output until the agent reports done ---
   const deadline = Date.now() + REPLY_TIMEOUT_MS;
   let last = {};
   while (Date.now() < deadline) {

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import sys
 import time
@@ -40,8 +41,9 @@ EXPECTED_INPUTS = {
     "list_sessions": {"include_finished", "limit", "cursor"},
     "read_output": {"address", "created_ms", "max_chars"},
     "send_prompt": {"address", "text", "created_ms"},
+    "wait_for_output": {"address", "created_ms", "pattern", "quiet_ms", "timeout_ms", "max_chars"},
 }
-READ_ONLY = {"list_sessions": True, "read_output": True, "send_prompt": False}
+READ_ONLY = {"list_sessions": True, "read_output": True, "send_prompt": False, "wait_for_output": True}
 LEGACY_VERSIONS = {"2025-06-18", "2025-11-25"}
 REPLY_TIMEOUT_S = 30.0
 
@@ -167,8 +169,14 @@ async def run_checks(client: Client, args: argparse.Namespace) -> None:
     check(sent.get("outcome") == "sent" and sent.get("address") == agent["address"] and sent.get("chars") == len(prompt),
           f"send_prompt to t1: outcome sent ({sent.get('reason_code')})", sent)
 
-    # --- poll read_output until the agent's reply is on screen and it is done ---
+    # --- wait_for_output until the agent's reply is on screen ---
     want = f"reply: {prompt}"
+    waited = await call(client, "wait_for_output", {"address": agent["address"], "created_ms": agent["created_ms"],
+                                                    "pattern": f"^{re.escape(want)}$", "timeout_ms": 30000})
+    check(waited.get("outcome") == "matched" and (waited.get("match") or {}).get("line") == want,
+          f"wait_for_output t1 matched {want!r}", waited)
+
+    # --- then read_output until the agent reports done ---
     deadline = time.monotonic() + REPLY_TIMEOUT_S
     last: dict[str, Any] = {}
     while time.monotonic() < deadline:

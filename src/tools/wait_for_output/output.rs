@@ -1,0 +1,127 @@
+//! What `wait_for_output` answers: the outcome, the match, and the last
+//! screen's tail with its status, marked as untrusted output.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Plan;
+use super::watch::OutputWatch;
+use crate::escape::{printable, printable_lines};
+use crate::hc::wire::TerminalStatus;
+use crate::tools::read_output::UNTRUSTED_NOTICE;
+use crate::tools::text::tail_chars;
+use crate::tools::wait;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitOutputOutcome {
+    /// The pattern is on a changed screen (and, with quiet_ms, it has then
+    /// been quiet that long).
+    Matched,
+    /// The screen changed and has then stayed unchanged for quiet_ms.
+    Settled,
+    /// Nothing qualified within timeout_ms; the last screen is returned.
+    Timeout,
+    /// The terminal's program exited.
+    Finished,
+    /// The terminal no longer exists.
+    Gone,
+    /// The terminal at the address is another lifetime than the one waited on.
+    LifetimeMismatch,
+}
+
+/// The first matching line.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OutputMatch {
+    /// Its row on the screen, from 0 at the top.
+    pub row: usize,
+    pub line: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WaitForOutputOutput {
+    pub outcome: WaitOutputOutcome,
+    pub elapsed_ms: u64,
+    /// The timeout actually applied.
+    pub timeout_ms: u64,
+    pub address: String,
+    pub created_ms: Option<i64>,
+    /// Status and sequence reported with the last screen.
+    pub status: Option<TerminalStatus>,
+    pub status_seq: Option<u64>,
+    /// The first line matching pattern on the last screen, or null.
+    #[serde(rename = "match")]
+    pub found: Option<OutputMatch>,
+    /// Whether a screen other than the first was seen.
+    pub screen_changed: bool,
+    /// Screens read.
+    pub polls: u64,
+    /// The last `max_chars` characters of the last screen read.
+    pub text: String,
+    pub total_chars: usize,
+    pub truncated: bool,
+    /// hc's flag for the last screen: false when caught mid-update.
+    pub complete: bool,
+    pub notice: String,
+}
+
+impl WaitForOutputOutput {
+    pub(super) fn new(
+        plan: &Plan,
+        watch: &OutputWatch<'_>,
+        outcome: WaitOutputOutcome,
+        elapsed: Duration,
+    ) -> WaitForOutputOutput {
+        let screen = watch.last.as_ref().map(|(screen, _)| screen);
+        let (text, total_chars, truncated) =
+            tail_chars(screen.map_or("", |s| &s.text), plan.max_chars);
+        WaitForOutputOutput {
+            outcome,
+            elapsed_ms: wait::millis(elapsed),
+            timeout_ms: wait::millis(plan.timeout),
+            address: plan.address.clone(),
+            created_ms: watch.lifetime,
+            status: screen.map(|s| s.status),
+            status_seq: screen.map(|s| s.status_seq),
+            found: watch.found.clone(),
+            screen_changed: watch.changed,
+            polls: watch.polls,
+            text: text.to_owned(),
+            total_chars,
+            truncated,
+            complete: screen.is_some_and(|s| s.complete),
+            notice: UNTRUSTED_NOTICE.to_owned(),
+        }
+    }
+}
+
+pub(super) fn render(out: &WaitForOutputOutput) -> String {
+    let mut text = format!(
+        "{:?}: {} after {} ms ({} polls, screen changed: {})",
+        out.outcome,
+        printable(&out.address),
+        out.elapsed_ms,
+        out.polls,
+        if out.screen_changed { "yes" } else { "no" }
+    );
+    if let (Some(status), Some(seq)) = (out.status, out.status_seq) {
+        text.push_str(&format!(" status={status} seq={seq}"));
+    }
+    if let Some(found) = &out.found {
+        text.push_str(&format!(
+            "\nmatch at row {}: {}",
+            found.row,
+            printable(&found.line)
+        ));
+    }
+    if !out.complete && out.total_chars > 0 {
+        text.push_str("\nthe last screen was caught mid-update (complete=false)");
+    }
+    text.push_str(&format!(
+        "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
+        printable_lines(&out.text)
+    ));
+    text
+}

@@ -1,0 +1,132 @@
+//! One round of `wait_for_output`: `terminal.get` (gone, finished, another
+//! lifetime), then `terminal.read` with `lines: 0`, judged against the
+//! baseline (the first complete screen).
+
+use tokio::time::Instant;
+
+use super::Plan;
+use super::output::{OutputMatch, WaitOutputOutcome};
+use crate::hc::wire::{ErrorKind, ReadResult};
+use crate::hc::{CoreError, HcClient};
+use crate::tools::error::ToolError;
+use crate::tools::wait::{Poll, Watch};
+
+pub(super) struct OutputWatch<'a> {
+    plan: &'a Plan,
+    pub polls: u64,
+    /// The lifetime the wait is bound to: `created_ms` if given, else the
+    /// first one seen.
+    pub lifetime: Option<i64>,
+    /// The first complete screen.
+    baseline: Option<String>,
+    /// The last screen read, and when its text was first seen.
+    pub last: Option<(ReadResult, Instant)>,
+    /// A complete screen other than the baseline has been seen.
+    pub changed: bool,
+    /// The first matching line of the last screen.
+    pub found: Option<OutputMatch>,
+}
+
+impl<'a> OutputWatch<'a> {
+    pub fn new(plan: &'a Plan) -> OutputWatch<'a> {
+        OutputWatch {
+            plan,
+            polls: 0,
+            lifetime: plan.created_ms,
+            baseline: None,
+            last: None,
+            changed: false,
+            found: None,
+        }
+    }
+
+    /// Keeps `screen` as the last one; returns whether its text is new.
+    fn keep(&mut self, screen: ReadResult) -> bool {
+        let new = self
+            .last
+            .as_ref()
+            .is_none_or(|(last, _)| last.text != screen.text);
+        let seen = match &self.last {
+            Some((_, since)) if !new => *since,
+            _ => Instant::now(),
+        };
+        self.last = Some((screen, seen));
+        new
+    }
+
+    /// Whether the last (complete) screen ends the wait.
+    fn judge(&mut self) -> Option<WaitOutputOutcome> {
+        let (screen, since) = self.last.as_ref()?;
+        let baseline = self.baseline.as_ref()?;
+        if screen.text == *baseline {
+            return None;
+        }
+        self.changed = true;
+        self.found = self.plan.pattern.as_ref().and_then(|pattern| {
+            screen
+                .text
+                .lines()
+                .enumerate()
+                .find(|(_, line)| pattern.is_match(line))
+                .map(|(row, line)| OutputMatch {
+                    row,
+                    line: line.to_owned(),
+                })
+        });
+        let quiet_enough = self.plan.quiet.is_none_or(|quiet| since.elapsed() >= quiet);
+        match (&self.plan.pattern, &self.found) {
+            (Some(_), Some(_)) if quiet_enough => Some(WaitOutputOutcome::Matched),
+            (None, _) if quiet_enough => Some(WaitOutputOutcome::Settled),
+            _ => None,
+        }
+    }
+}
+
+impl Watch for OutputWatch<'_> {
+    type Done = WaitOutputOutcome;
+
+    async fn poll(&mut self, client: &HcClient) -> Result<Poll<WaitOutputOutcome>, ToolError> {
+        self.polls += 1;
+        let address = &self.plan.address;
+        let record = match client.get(address).await {
+            Ok(answer) => answer.value,
+            Err(e) if is_gone(&e) => return Ok(Poll::Done(WaitOutputOutcome::Gone)),
+            Err(e) => return Err(e.into()),
+        };
+        let screen = match client.read(address).await {
+            Ok(answer) => answer.value,
+            Err(e) if is_gone(&e) => return Ok(Poll::Done(WaitOutputOutcome::Gone)),
+            Err(e) => return Err(e.into()),
+        };
+        let bound = *self.lifetime.get_or_insert(record.created_ms);
+        if record.created_ms != bound || screen.created_ms != bound {
+            return Ok(Poll::Done(WaitOutputOutcome::LifetimeMismatch));
+        }
+        let complete = screen.complete;
+        let new = self.keep(screen);
+        // A screen caught mid-update never ends a wait, nor sets the baseline.
+        if complete {
+            if self.baseline.is_none() {
+                self.baseline = self.last.as_ref().map(|(s, _)| s.text.clone());
+            } else if let Some(outcome) = self.judge() {
+                return Ok(Poll::Done(outcome));
+            }
+        }
+        if record.is_finished() {
+            return Ok(Poll::Done(WaitOutputOutcome::Finished));
+        }
+        Ok(Poll::Pending { changed: new })
+    }
+
+    fn progress(&self) -> String {
+        format!(
+            "{} polls; screen changed since the wait began: {}",
+            self.polls,
+            if self.changed { "yes" } else { "no" }
+        )
+    }
+}
+
+fn is_gone(e: &CoreError) -> bool {
+    e.hc_kind() == Some(ErrorKind::NotFound)
+}
