@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::config::{self, Config, ConfigError, RawConfig};
-use crate::escape::{printable, readable_ms};
-use crate::hc::wire::ErrorKind;
-use crate::hc::{CoreError, HcClient};
+use crate::escape::{self, printable, readable_ms};
+use crate::hc::wire::{ErrorKind, TerminalRecord};
+use crate::hc::{CoreError, CoreId, HcClient};
 
 const CORE_ID_KEY: &str = "coreId";
 const ALLOWLIST_KEY: &str = "sendAllowlist";
@@ -34,13 +34,6 @@ pub enum ApproveError {
     /// The terminal's program has exited.
     #[error("the program in {address} has exited; there is nothing to approve")]
     Finished { address: String },
-    /// `revoke` found nothing to remove.
-    #[error("{path} approves nothing at {address}{lifetime}; nothing to revoke", path = path.display(), lifetime = created_ms.map_or(String::new(), |c| format!(" with created_ms {c}")))]
-    NothingToRevoke {
-        path: PathBuf,
-        address: String,
-        created_ms: Option<i64>,
-    },
     /// Writing the new file failed; the old one is unchanged.
     #[error("cannot {what} {path}: {source}; the config is unchanged", path = path.display())]
     Write {
@@ -51,58 +44,44 @@ pub enum ApproveError {
     },
 }
 
-/// Approves the live terminal at `address` on the core behind `socketPath`.
-pub async fn allow(
-    config_path: &Path,
-    address: &str,
-    multiline: bool,
-) -> Result<String, ApproveError> {
+/// What `allow` is asked to approve.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub address: &'a str,
+    /// Also allow TAB and LF for this lifetime.
+    pub multiline: bool,
+    /// Show what would be written and write nothing.
+    pub dry_run: bool,
+}
+
+/// How a running serve is told: the same words wherever a change is made.
+const APPLY: &str = "apply it to a running serve with herdr-core-mcp reload (or kill -HUP <pid>)";
+
+/// Approves the live terminal at `request.address` on the core behind
+/// `socketPath`.
+pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, ApproveError> {
     let Editing {
         mut doc,
         config,
         resolved,
     } = load(config_path)?;
-    let client = HcClient::new(config.socket_path(), config.timeout());
-    let probed = client.get(address).await;
-    client.close();
-    let probed = probed.map_err(|e| match e.hc_kind() {
-        Some(ErrorKind::NotFound) => ApproveError::NoSuchTerminal {
-            address: address.to_owned(),
-        },
-        _ => ApproveError::Core(e),
-    })?;
-    let record = probed.value;
-    if record.is_finished() {
-        return Err(ApproveError::Finished {
-            address: address.to_owned(),
-        });
-    }
-    let core_id = &probed.core.core_id;
-    let mut report = format!(
-        "approving on core {core_id}:\n  address     {}\n  created_ms  {} ({})\n  program     {}\n  title       {}\n  cwd         {}\n  status      {}\n",
-        printable(&record.address),
-        record.created_ms,
-        readable_ms(record.created_ms),
-        printable(record.program.as_deref().unwrap_or("-")),
-        printable(record.title.as_deref().unwrap_or("-")),
-        printable(record.cwd.as_deref().unwrap_or("-")),
-        record.status,
-    );
+    let (core_id, record) = probe(&config, request.address).await?;
+    let mut report = describe(&core_id, &record);
     let object = doc.as_object_mut().expect("a parsed config is an object");
-    if let Some(previous) = config.core_id().filter(|c| *c != core_id) {
+    if let Some(previous) = config.core_id().filter(|c| **c != core_id) {
         let dropped = object
             .get(ALLOWLIST_KEY)
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         object.insert(ALLOWLIST_KEY.into(), json!([]));
         report.push_str(&format!(
-            "coreId was {previous} (an earlier hc); its {dropped} approval(s) were removed\n"
+            "coreId was {previous} (an earlier hc); its {dropped} approval(s) are removed\n"
         ));
     }
     object.insert(CORE_ID_KEY.into(), json!(core_id.as_str()));
     let entries = allowlist(object);
     let mut entry = json!({"address": record.address, "created_ms": record.created_ms});
-    if multiline {
+    if request.multiline {
         entry["multiline"] = json!(true);
         report.push_str(
             "multi-line prompts (TAB, LF) allowed: only for a program that reads a paste as one input, never a shell\n",
@@ -117,15 +96,64 @@ pub async fn allow(
     }
     entries.retain(|e| !same_lifetime(e));
     entries.push(entry);
-    write_atomically(&resolved, &doc)?;
-    report.push_str(&format!(
-        "written to {}; a running serve picks it up on SIGHUP\n",
-        resolved.display()
-    ));
+    finish(&resolved, &doc, request.dry_run, report)
+}
+
+/// The live, unfinished terminal at `address`, and its core.
+async fn probe(config: &Config, address: &str) -> Result<(CoreId, TerminalRecord), ApproveError> {
+    let client = HcClient::new(config.socket_path(), config.timeout());
+    let probed = client.get(address).await;
+    client.close();
+    let probed = probed.map_err(|e| match e.hc_kind() {
+        Some(ErrorKind::NotFound) => ApproveError::NoSuchTerminal {
+            address: address.to_owned(),
+        },
+        _ => ApproveError::Core(e),
+    })?;
+    if probed.value.is_finished() {
+        return Err(ApproveError::Finished {
+            address: address.to_owned(),
+        });
+    }
+    Ok((probed.core.core_id.clone(), probed.value))
+}
+
+/// What the operator is shown of the terminal being approved.
+fn describe(core_id: &CoreId, record: &TerminalRecord) -> String {
+    format!(
+        "approving on core {core_id}:\n  address     {}\n  created_ms  {} ({})\n  program     {}\n  title       {}\n  cwd         {}\n  status      {}\n",
+        printable(&record.address),
+        record.created_ms,
+        readable_ms(record.created_ms),
+        printable(record.program.as_deref().unwrap_or("-")),
+        printable(record.title.as_deref().unwrap_or("-")),
+        printable(record.cwd.as_deref().unwrap_or("-")),
+        record.status,
+    )
+}
+
+/// Writes `doc` to `resolved`, or with `dry_run` shows it instead.
+fn finish(
+    resolved: &Path,
+    doc: &Value,
+    dry_run: bool,
+    mut report: String,
+) -> Result<String, ApproveError> {
+    if dry_run {
+        report.push_str(&format!(
+            "dry run: {} is unchanged; it would read:\n{}",
+            resolved.display(),
+            escape::printable_lines(&document(doc))
+        ));
+        return Ok(report);
+    }
+    write_atomically(resolved, doc)?;
+    report.push_str(&format!("written to {}; {APPLY}\n", resolved.display()));
     Ok(report)
 }
 
 /// Removes every approval of `address` (or only the lifetime `created_ms`).
+/// Nothing to remove is not an error, so scripts can run it again.
 pub fn revoke(
     config_path: &Path,
     address: &str,
@@ -145,15 +173,16 @@ pub fn revoke(
     });
     let removed = before - entries.len();
     if removed == 0 {
-        return Err(ApproveError::NothingToRevoke {
-            path: config_path.to_path_buf(),
-            address: address.to_owned(),
-            created_ms,
-        });
+        return Ok(format!(
+            "{} approves nothing at {}{}; nothing to revoke\n",
+            resolved.display(),
+            printable(address),
+            created_ms.map_or(String::new(), |c| format!(" with created_ms {c}"))
+        ));
     }
     write_atomically(&resolved, &doc)?;
     Ok(format!(
-        "revoked {removed} approval(s) of {}; a running serve picks it up on SIGHUP\n",
+        "revoked {removed} approval(s) of {}; {APPLY}\n",
         printable(address)
     ))
 }
@@ -190,6 +219,13 @@ fn allowlist(object: &mut Map<String, Value>) -> &mut Vec<Value> {
     slot.as_array_mut().expect("just made an array")
 }
 
+/// The config file's text.
+fn document(doc: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(doc).expect("a JSON document encodes");
+    text.push('\n');
+    text
+}
+
 /// Temp file beside the config (same mode), fsync, rename, fsync the directory.
 fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
     let fail = |what: &'static str, source: std::io::Error| ApproveError::Write {
@@ -211,8 +247,7 @@ fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let mut text = serde_json::to_string_pretty(doc).expect("a JSON document encodes");
-    text.push('\n');
+    let text = document(doc);
     let written = (|| {
         let mut file = OpenOptions::new()
             .write(true)

@@ -1,12 +1,13 @@
 //! `inspect-core`: the operator's read-only probe. One handshake and one
-//! `terminal.list` (finished terminals included); it writes nothing to hc
-//! and nothing to disk.
+//! `terminal.list` (finished terminals included), each terminal shown with
+//! whether the config approves it; it writes nothing to hc and nothing to
+//! disk.
 
 use std::fmt::Write as _;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::config::Config;
+use crate::config::{Approval, Config, TerminalLifetime};
 use crate::escape::{self, printable, readable_ms};
 use crate::hc::wire::{Hello, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
@@ -16,14 +17,41 @@ pub async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
     let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await?;
     client.close();
+    let approvals: Vec<Option<Approval>> = listed
+        .value
+        .iter()
+        .map(|t| {
+            let lifetime = TerminalLifetime {
+                address: t.address.clone(),
+                created_ms: t.created_ms,
+            };
+            config.approval(&listed.core.core_id, &lifetime)
+        })
+        .collect();
     Ok(if as_json {
-        render_json(&listed.core, &listed.value)
+        render_json(&listed.core, &listed.value, &approvals)
     } else {
-        render_table(&listed.core, &listed.value)
+        render_table(&listed.core, &listed.value, &approvals)
     })
 }
 
-pub fn render_json(hello: &Hello, terminals: &[TerminalRecord]) -> String {
+/// `terminals` as JSON, each with `approved` and `multiline_allowed` from
+/// `approvals` (one per terminal).
+pub fn render_json(
+    hello: &Hello,
+    terminals: &[TerminalRecord],
+    approvals: &[Option<Approval>],
+) -> String {
+    let terminals: Vec<Value> = terminals
+        .iter()
+        .zip(approvals)
+        .map(|(t, approval)| {
+            let mut record = serde_json::to_value(t).expect("a record encodes");
+            record["approved"] = json!(approval.is_some());
+            record["multiline_allowed"] = json!(approval.is_some_and(|a| a.multiline));
+            record
+        })
+        .collect();
     let doc = json!({
         "core_id": hello.core_id,
         "version": hello.version,
@@ -41,7 +69,13 @@ pub fn render_json(hello: &Hello, terminals: &[TerminalRecord]) -> String {
     out
 }
 
-pub fn render_table(hello: &Hello, terminals: &[TerminalRecord]) -> String {
+/// `terminals` as a table, with an APPROVED column from `approvals` (one
+/// per terminal).
+pub fn render_table(
+    hello: &Hello,
+    terminals: &[TerminalRecord],
+    approvals: &[Option<Approval>],
+) -> String {
     let mut out = String::new();
     let facts = [
         ("core_id", printable(hello.core_id.as_str()).into_owned()),
@@ -70,11 +104,16 @@ pub fn render_table(hello: &Hello, terminals: &[TerminalRecord]) -> String {
         "EXIT",
         "STATUS",
         "STATUS_SEQ",
+        "APPROVED",
         "PROGRAM",
         "TITLE",
         "CWD",
     ];
-    let rows: Vec<[String; 10]> = terminals.iter().map(row).collect();
+    let rows: Vec<[String; 11]> = terminals
+        .iter()
+        .zip(approvals)
+        .map(|(t, a)| row(t, *a))
+        .collect();
     let mut widths = header.map(str::len);
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -88,7 +127,7 @@ pub fn render_table(hello: &Hello, terminals: &[TerminalRecord]) -> String {
     out
 }
 
-fn row(t: &TerminalRecord) -> [String; 10] {
+fn row(t: &TerminalRecord, approval: Option<Approval>) -> [String; 11] {
     let opt = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
     let text = |v: &Option<String>| {
         v.as_deref()
@@ -102,13 +141,19 @@ fn row(t: &TerminalRecord) -> [String; 10] {
         opt(t.exit_code),
         t.status.to_string(),
         t.status_seq.to_string(),
+        match approval {
+            Some(Approval { multiline: true }) => "multiline",
+            Some(_) => "yes",
+            None => "no",
+        }
+        .to_owned(),
         text(&t.program),
         text(&t.title),
         text(&t.cwd),
     ]
 }
 
-fn write_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
+fn write_row(out: &mut String, cells: &[String; 11], widths: &[usize; 11]) {
     let mut line = String::new();
     for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
         if i + 1 == cells.len() {
@@ -141,8 +186,8 @@ mod tests {
         }))
         .unwrap();
         let records = [record];
-        let json_text = render_json(&hello, &records);
-        let table = render_table(&hello, &records);
+        let json_text = render_json(&hello, &records, &[None]);
+        let table = render_table(&hello, &records, &[None]);
         for printed in [&json_text, &table] {
             let raw: Vec<char> = printed
                 .chars()

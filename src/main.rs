@@ -4,15 +4,18 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use clap::error::ErrorKind;
 use herdr_core_mcp::cli::{self, Cli};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
+            println!("{}", e.render().to_string().trim_end());
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -20,10 +23,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("herdr-core-mcp: {first}; see herdr-core-mcp --help");
+            eprintln!(
+                "herdr-core-mcp: {}; see herdr-core-mcp --help",
+                usage_error(&e.render().to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -49,6 +52,19 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// clap's error as one line: its text up to the usage, lines joined, so
+/// what is missing or wrong stays named ("... not provided: <ADDRESS>").
+fn usage_error(rendered: &str) -> String {
+    let said: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.starts_with("Usage:"))
+        .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
+        .collect();
+    let line = said.join(" ");
+    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
 }
 
 /// A small fixed pool: the adapter is I/O-bound and should stay tiny.

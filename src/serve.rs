@@ -32,6 +32,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     log_start(app.loaded().config());
+    // hc may start later: the probe only says what it finds.
+    let probe = tokio::spawn(probe(Arc::clone(&app)));
     let tools = Arc::new(Tools::new(Arc::clone(&app)));
     let result = match endpoint {
         Endpoint::Stdio(pipes) => transport::stdio::serve(HerdrServer::new(tools), pipes, shutdown)
@@ -42,8 +44,53 @@ pub async fn run(
             Ok(())
         }
     };
+    probe.abort();
     app.client().close();
     result
+}
+
+/// One look at the core at start, logged as one line: its version and
+/// core_id, whether `coreId` names it, and how many approvals name live
+/// terminals; or why it could not be reached. Never fails the start.
+async fn probe(app: Arc<App>) {
+    let loaded = app.loaded();
+    let config = loaded.config();
+    let socket = printable(&config.socket_path().display().to_string()).into_owned();
+    let listed = match app.client().list(true).await {
+        Ok(listed) => listed,
+        Err(e) => {
+            tracing::warn!(
+                "hc is not reachable at {socket} yet: {}; serving anyway (calls fail until hc answers)",
+                printable(&e.to_string())
+            );
+            return;
+        }
+    };
+    let live = &listed.core.core_id;
+    let core = match config.core_id() {
+        Some(id) if id == live => "coreId matches".to_owned(),
+        Some(id) => format!(
+            "coreId {id} does NOT match (hc restarted?): nothing can be sent until terminals are approved again with herdr-core-mcp allow"
+        ),
+        None => "no coreId is set: nothing can be sent".to_owned(),
+    };
+    let approvals: Vec<_> = config.approvals().collect();
+    let named = approvals
+        .iter()
+        .filter(|(lifetime, _)| {
+            config.core_id() == Some(live)
+                && listed.value.iter().any(|t| {
+                    t.address == lifetime.address
+                        && t.created_ms == lifetime.created_ms
+                        && !t.is_finished()
+                })
+        })
+        .count();
+    tracing::info!(
+        "hc {} core_id {live} at {socket}: {core}; {named} of {} approval(s) name live terminals",
+        printable(&listed.core.version),
+        approvals.len()
+    );
 }
 
 /// Reloads the config on every SIGHUP of `hangups`, until the task is dropped.

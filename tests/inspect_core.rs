@@ -3,6 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use herdr_core_mcp::config::Approval;
 use herdr_core_mcp::hc::HcClient;
 use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
 use herdr_core_mcp::inspect::{render_json, render_table};
@@ -46,8 +47,20 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
         t.finished_ms = t.finished_ms.map(|_| 1_764_480_060_000);
         t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
     }
-    insta::assert_snapshot!(render_table(&hello, &terminals));
-    insta::assert_snapshot!("inspect_core_json", render_json(&hello, &terminals));
+    // t1 approved, t3 approved for multi-line prompts, the rest not.
+    let approvals: Vec<Option<Approval>> = terminals
+        .iter()
+        .map(|t| match t.address.as_str() {
+            "t1" => Some(Approval { multiline: false }),
+            "t3" => Some(Approval { multiline: true }),
+            _ => None,
+        })
+        .collect();
+    insta::assert_snapshot!(render_table(&hello, &terminals, &approvals));
+    insta::assert_snapshot!(
+        "inspect_core_json",
+        render_json(&hello, &terminals, &approvals)
+    );
 
     let config = sim.config(json!({}));
     let (code, stdout, stderr) =
@@ -121,7 +134,7 @@ fn config_errors_exit_2_with_one_clear_line() {
     let writable = write_config(dir.path(), &json!({"socketPath": "/run/hc.sock"}));
     std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o666)).unwrap();
     for (config, needle) in [
-        (&missing, "cannot read config"),
+        (&missing, "does not exist: create it"),
         (&misspelt, "sendmode"),
         (&writable, "chmod 600"),
     ] {
@@ -166,7 +179,10 @@ fn usage_errors_exit_2_and_help_and_version_exit_0() {
     assert_eq!(code, 0);
     assert_eq!(
         stdout.trim(),
-        format!("herdr-core-mcp {}", env!("CARGO_PKG_VERSION"))
+        format!(
+            "herdr-core-mcp {}\nspeaks hc 0.1.15\nMCP revisions offered: 2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28",
+            env!("CARGO_PKG_VERSION")
+        )
     );
 }
 

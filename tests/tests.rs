@@ -12,6 +12,7 @@ mod fuzz_corpus;
 mod http_transport;
 mod inspect_core;
 mod lifecycle;
+mod operator;
 mod output_waits;
 mod restarts;
 mod stdio_tools;

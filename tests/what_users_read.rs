@@ -218,13 +218,22 @@ fn cli_error_lines_read_as_pinned() {
                 "t1".into(),
             ],
         ),
+        ("allow without an address", vec!["allow".into()]),
+        (
+            "--config without a file",
+            vec!["inspect-core".into(), "--config".into()],
+        ),
+        ("no config at the default place", vec!["doctor".into()]),
     ];
+    // The default config is looked for under this (empty) directory.
+    let xdg = format!("{root}/xdg");
     let mut pinned = String::new();
     for (what, args) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, _, stderr) = run_adapter(&args, &[]);
+        let (code, stdout, stderr) = run_adapter(&args, &[("XDG_CONFIG_HOME", &xdg)]);
         pinned.push_str(&format!(
-            "{what}: exit {code}\n{}\n",
+            "{what}: exit {code}\n{}{}\n",
+            stdout.replace(&root, "[dir]"),
             stderr.trim_end().replace(&root, "[dir]")
         ));
     }

@@ -49,6 +49,17 @@ pub enum Error {
     /// What the command printed could not be written.
     #[error("cannot write to stdout: {0}")]
     Output(#[source] std::io::Error),
+    /// No `--config`, and no home to find the default one in.
+    #[error(
+        "no --config given, and neither XDG_CONFIG_HOME nor HOME is an absolute path to find herdr-core-mcp/config.json under: pass --config FILE"
+    )]
+    NoDefaultConfig,
+    /// `doctor` found problems (its lines say which, and the fixes).
+    #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
+    Doctor { failed: usize },
+    /// `reload` found nothing to signal, or could not signal.
+    #[error(transparent)]
+    Reload(#[from] super::reload::ReloadError),
 }
 
 impl Error {
@@ -56,14 +67,16 @@ impl Error {
         const USAGE: u8 = 2;
         const RUNTIME: u8 = 1;
         match self {
-            Error::Config(_) | Error::Token(_) | Error::Audit(_) => USAGE,
-            Error::Approve(ApproveError::Config(_) | ApproveError::NothingToRevoke { .. }) => USAGE,
+            Error::Config(_) | Error::Token(_) | Error::Audit(_) | Error::NoDefaultConfig => USAGE,
+            Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)
             | Error::Core(_)
             | Error::Serve(_)
             | Error::Bind { .. }
             | Error::Signal { .. }
-            | Error::Output(_) => RUNTIME,
+            | Error::Output(_)
+            | Error::Doctor { .. }
+            | Error::Reload(_) => RUNTIME,
         }
     }
 }

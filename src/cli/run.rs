@@ -1,17 +1,17 @@
-//! Each subcommand, wired: load what it needs, run it, print its output.
-//! `serve` is where the process's real resources (stdin/stdout or a bound
-//! port, the token from the environment, signal handlers) are set up and
-//! handed to the server.
+//! Each subcommand, wired: find the config, load what it needs, run it,
+//! print its output. `serve` is where the process's real resources
+//! (stdin/stdout or a bound port, the token from the environment, signal
+//! handlers, the audit stream) are set up and handed to the server.
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::signal::unix::SignalKind;
 
-use super::Command;
 use super::error::Error;
+use super::{Command, ConfigArg, DEFAULT_CONFIG, doctor, reload};
 use crate::app::App;
 use crate::audit::Audit;
 use crate::config::{Config, HttpConfig, Transport};
@@ -23,26 +23,81 @@ use crate::{approve, inspect, serve};
 /// Runs one command to completion.
 pub async fn run(command: Command) -> Result<(), Error> {
     let out = match command {
-        Command::Serve { config } => return serve(&config).await,
+        Command::Serve { config } => return serve(&config.resolve()?).await,
         Command::InspectCore { config, json } => {
-            inspect::run(&Config::load(&config)?, json).await?
+            inspect::run(&Config::load(&config.resolve()?)?, json).await?
         }
         Command::Allow {
             config,
-            address,
             multiline,
-        } => approve::allow(&config, &address, multiline).await?,
+            dry_run,
+            address,
+        } => {
+            let approval = approve::Request {
+                address: &address,
+                multiline,
+                dry_run,
+            };
+            approve::allow(&config.resolve()?, &approval).await?
+        }
         Command::Revoke {
             config,
             address,
             created_ms,
-        } => approve::revoke(&config, &address, created_ms)?,
+        } => approve::revoke(&config.resolve()?, &address, created_ms)?,
+        Command::Doctor { config } => {
+            let report = doctor::run(&config.resolve()?).await;
+            print(&report.text)?;
+            return match report.failed {
+                0 => Ok(()),
+                failed => Err(Error::Doctor { failed }),
+            };
+        }
+        Command::Reload { config } => reload::run(&config.resolve()?)?,
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut super::command(), "herdr-core-mcp", &mut script);
+            String::from_utf8_lossy(&script).into_owned()
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(super::command())
+                .render(&mut page)
+                .map_err(Error::Output)?;
+            String::from_utf8_lossy(&page).into_owned()
+        }
     };
+    print(&out)
+}
+
+fn print(out: &str) -> Result<(), Error> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(out.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(Error::Output)
+}
+
+impl ConfigArg {
+    /// The config path given, or the default one.
+    pub fn resolve(&self) -> Result<PathBuf, Error> {
+        match &self.config {
+            Some(path) => Ok(path.clone()),
+            None => default_config().ok_or(Error::NoDefaultConfig),
+        }
+    }
+}
+
+/// `$XDG_CONFIG_HOME/herdr-core-mcp/config.json`, else under `~/.config`.
+fn default_config() -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let base =
+        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
+    Some(base.join(DEFAULT_CONFIG))
 }
 
 async fn serve(config_path: &Path) -> Result<(), Error> {

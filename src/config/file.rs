@@ -35,7 +35,15 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
         path: path.to_path_buf(),
         source,
     };
-    let resolved = std::fs::canonicalize(path).map_err(read_error)?;
+    let resolved = std::fs::canonicalize(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ConfigError::Missing {
+                path: path.to_path_buf(),
+            }
+        } else {
+            read_error(source)
+        }
+    })?;
     let mut file = std::fs::File::open(&resolved).map_err(read_error)?;
     let meta = file.metadata().map_err(read_error)?;
     let refuse = |why: String| ConfigError::Unsafe {

@@ -28,6 +28,12 @@ const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 /// Why a config was refused. Each message names the file or key and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// There is no file at the path.
+    #[error(
+        "config {path} does not exist: create it with printf '{{\"socketPath\": \"/path/to/hc.sock\"}}\\n' > {path} && chmod 600 {path} (without --config the default is $XDG_CONFIG_HOME/herdr-core-mcp/config.json, else ~/.config/herdr-core-mcp/config.json)",
+        path = path.display()
+    )]
+    Missing { path: PathBuf },
     /// The file could not be opened or read.
     #[error("cannot read config {path}: {source}")]
     Read {
@@ -193,6 +199,11 @@ impl Config {
     /// Whether `(core_id, lifetime)` may receive input.
     pub fn is_send_approved(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> bool {
         self.approval(core_id, lifetime).is_some()
+    }
+
+    /// Every approved lifetime, in no particular order.
+    pub fn approvals(&self) -> impl Iterator<Item = (&TerminalLifetime, Approval)> {
+        self.send_allowlist.iter().map(|(l, a)| (l, *a))
     }
 
     /// Whether any approved lifetime at `address` takes multi-line prompts

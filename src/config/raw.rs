@@ -100,7 +100,20 @@ impl RawConfig {
 
 fn figment_detail(error: figment::Error) -> String {
     let key = error.path.join(".");
-    let kind = error.kind.to_string();
+    let kind = match &error.kind {
+        // figment's own wording nests quotes inside quotes; say it plainly.
+        figment::error::Kind::UnknownField(field, known) => {
+            return format!(
+                "unknown key {field:?}{} (a misspelling?); the keys here are: {}",
+                match key.rsplit_once('.') {
+                    Some((parent, _)) => format!(" in {parent:?}"),
+                    None => String::new(),
+                },
+                known.join(", ")
+            );
+        }
+        kind => kind.to_string(),
+    };
     if key.is_empty() {
         kind
     } else {

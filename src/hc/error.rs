@@ -98,7 +98,7 @@ pub enum CoreError {
     /// The connection picked for a send belongs to another hc incarnation
     /// than the one the send was approved for.
     #[error(
-        "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Re-approve with inspect-core"
+        "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Approve again with herdr-core-mcp allow ADDRESS"
     )]
     CoreChanged { expected: CoreId, actual: CoreId },
 }

@@ -200,7 +200,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::NoCoreId => write!(
                 f,
-                "no coreId is configured, so nothing can be sent: the operator sets coreId (from inspect-core) and approves terminals"
+                "no coreId is configured, so nothing can be sent: the operator approves terminals with herdr-core-mcp allow ADDRESS, which also sets coreId"
             ),
             Refusal::Cancelled => write!(
                 f,
@@ -211,7 +211,7 @@ impl fmt::Display for Refusal {
             }
             Refusal::CoreIdMismatch { live, configured } => write!(
                 f,
-                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?): the operator re-approves with inspect-core"
+                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS, which updates coreId"
             ),
             Refusal::LifetimeMismatch {
                 address,
@@ -227,7 +227,7 @@ impl fmt::Display for Refusal {
                 created_ms,
             } => write!(
                 f,
-                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist: the operator approves it (see inspect-core)"
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist; nothing was sent: only the operator can approve it, with herdr-core-mcp allow {address}"
             ),
             Refusal::StatusNotAllowed { status } => write!(
                 f,
@@ -235,14 +235,14 @@ impl fmt::Display for Refusal {
             ),
             Refusal::CoreChanged { expected, actual } => write!(
                 f,
-                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent"
+                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
             ),
             Refusal::DispatchFailed(e) => {
                 write!(f, "could not reach hc to send, nothing was sent: {e}")
             }
             Refusal::StatusMismatch { actual, .. } => write!(
                 f,
-                "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent",
+                "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)",
                 actual.map_or("another status".to_owned(), |s| s.to_string())
             ),
         }

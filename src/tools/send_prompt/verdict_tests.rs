@@ -165,7 +165,7 @@ fn every_failure_before_dispatch_is_not_sent() {
     assert_eq!(verdict.code(), ReasonCode::CoreIdMismatch);
     assert_eq!(
         verdict.reason("t1", Some(1)),
-        "hc's core_id is now c2, not the configured c1 (hc restarted); nothing was sent"
+        "hc's core_id is now c2, not the configured c1 (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
     );
 }
 
@@ -179,7 +179,7 @@ fn a_mismatch_without_its_status_still_says_nothing_was_sent() {
     let verdict = classify(Err(SendError::Dispatched(bare)), 1);
     assert_eq!(
         verdict.reason("t1", Some(1)),
-        "hc refused atomically: the terminal was another status, not idle, when the input would have been written; nothing was sent"
+        "hc refused atomically: the terminal was another status, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)"
     );
 }
 

@@ -11,6 +11,7 @@
 
 mod body;
 mod gate;
+mod refusals;
 mod server;
 mod slots;
 
@@ -65,6 +66,10 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(gate, gate::gate))
         .layer(middleware::map_response(finish))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(refusals::RefusalLog::default()),
+            refusals::log,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             CACHE_CONTROL,
             HeaderValue::from_static("no-store"),

@@ -19,6 +19,7 @@ use tower::service_fn;
 
 use super::slots::Slots;
 use super::{MCP_PATH, router};
+use crate::escape::printable;
 use crate::tools::Tools;
 use crate::transport::HttpEndpoint;
 
@@ -30,10 +31,23 @@ const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// A changed port with `allowedHosts` still naming the old one makes every
+/// request a 403: say so at start.
+fn warn_unless_port_allowed(allowed_hosts: &[String], port: u16) {
+    let suffix = format!(":{port}");
+    if !allowed_hosts.iter().any(|h| h.ends_with(&suffix)) {
+        tracing::warn!(
+            "no http.allowedHosts entry ({}) names the listening port {port}: clients sending Host 127.0.0.1:{port} get 403; add \"127.0.0.1:{port}\" (and the Host your proxy sends)",
+            printable(&allowed_hosts.join(", "))
+        );
+    }
+}
+
 /// Serves on the endpoint's bound listener until `shutdown`.
 pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Future<Output = ()>) {
     if let Ok(address) = endpoint.listener.local_addr() {
         tracing::info!(%address, path = MCP_PATH, "serving MCP over HTTP");
+        warn_unless_port_allowed(&endpoint.config.allowed_hosts, address.port());
     }
     let stop = CancellationToken::new();
     let router = router(tools, &endpoint, stop.child_token());

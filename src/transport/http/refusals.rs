@@ -1,0 +1,89 @@
+//! Every refusal the HTTP transport answers (401, 403, 404, 413, 429) is
+//! logged at info with its reason and the request's `Host`, `Origin` and
+//! path, escaped (never the `Authorization` header), so a misconfigured
+//! proxy or port shows up in the log. A flood cannot fill the log: beyond a
+//! few lines per second the rest are counted and the count is logged with
+//! the next line that gets through.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use http::StatusCode;
+use http::header::{HOST, ORIGIN};
+
+use crate::escape::printable;
+
+/// Refusal lines logged per second at most (and in one burst).
+const LINES_PER_SECOND: u32 = 5;
+const BURST: u32 = 20;
+
+pub struct RefusalLog {
+    limiter: DefaultDirectRateLimiter,
+    suppressed: AtomicU64,
+}
+
+impl Default for RefusalLog {
+    fn default() -> RefusalLog {
+        let quota = Quota::per_second(NonZeroU32::new(LINES_PER_SECOND).expect("non-zero"))
+            .allow_burst(NonZeroU32::new(BURST).expect("non-zero"));
+        RefusalLog {
+            limiter: RateLimiter::direct(quota),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Why a status is a refusal worth a line.
+fn reason(status: StatusCode) -> Option<&'static str> {
+    Some(match status {
+        StatusCode::UNAUTHORIZED => "no valid bearer token",
+        StatusCode::FORBIDDEN => {
+            "Host or Origin not allowed (http.allowedHosts / http.allowedOrigins)"
+        }
+        StatusCode::NOT_FOUND => "no such path (the endpoint is /mcp)",
+        StatusCode::PAYLOAD_TOO_LARGE => "body over 64 KiB",
+        StatusCode::TOO_MANY_REQUESTS => "request rate limit",
+        _ => return None,
+    })
+}
+
+/// A header's value, escaped, or `-`.
+fn header(request: &Request, name: http::HeaderName) -> String {
+    request
+        .headers()
+        .get(name)
+        .map(|v| printable(&String::from_utf8_lossy(v.as_bytes())).into_owned())
+        .unwrap_or_else(|| "-".to_owned())
+}
+
+/// Middleware: passes the request on, then logs the response if it is a
+/// refusal.
+pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Next) -> Response {
+    let (host, origin) = (header(&request, HOST), header(&request, ORIGIN));
+    let path = printable(request.uri().path()).into_owned();
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    let status = response.status();
+    if let Some(reason) = reason(status) {
+        if log.limiter.check().is_ok() {
+            let suppressed = log.suppressed.swap(0, Ordering::Relaxed);
+            tracing::info!(
+                status = status.as_u16(),
+                %method,
+                path = %path,
+                host = %host,
+                origin = %origin,
+                suppressed_since_last = suppressed,
+                "HTTP request refused: {reason}"
+            );
+        } else {
+            log.suppressed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    response
+}
