@@ -60,7 +60,7 @@ pub async fn run(path: &Path) -> Report {
         ),
     );
     if let Transport::Http(http) = config.transport() {
-        check_http(&mut report, http);
+        check_http(&mut report, http, path);
     }
     let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await;
@@ -101,7 +101,7 @@ pub async fn run(path: &Path) -> Report {
     report
 }
 
-fn check_http(report: &mut Report, http: &HttpConfig) {
+fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
     match BearerToken::from_env() {
         Ok(_) => report.ok("token", "HERDR_MCP_TOKEN is set and looks generated"),
         Err(e) => report.fail("token", e.to_string()),
@@ -119,8 +119,20 @@ fn check_http(report: &mut Report, http: &HttpConfig) {
             ),
         );
     }
+    let serving = super::reload::serving(path);
     match std::net::TcpListener::bind(("127.0.0.1", port)) {
         Ok(_) => report.ok("port", format!("127.0.0.1:{port} is free for serve")),
+        Err(_) if !serving.is_empty() => report.ok(
+            "port",
+            format!(
+                "127.0.0.1:{port} is in use by the running serve of this config (pid {})",
+                serving
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
         Err(e) => report.fail(
             "port",
             format!(

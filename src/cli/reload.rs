@@ -28,14 +28,20 @@ pub enum ReloadError {
     },
 }
 
-pub fn run(path: &Path) -> Result<String, ReloadError> {
+/// The pids of the running serves whose config is `path`.
+pub fn serving(path: &Path) -> Vec<u32> {
     let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let own = std::process::id();
+    serve_pids()
+        .into_iter()
+        .filter(|pid| *pid != own && config_of(*pid).as_deref() == Some(wanted.as_path()))
+        .collect()
+}
+
+pub fn run(path: &Path) -> Result<String, ReloadError> {
+    let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut signalled = Vec::new();
-    for pid in serve_pids() {
-        if pid == own || config_of(pid).as_deref() != Some(wanted.as_path()) {
-            continue;
-        }
+    for pid in serving(path) {
         let pid = i32::try_from(pid).expect("pids fit in i32");
         // SAFETY: kill(2) with a pid read from /proc and a valid signal.
         if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
