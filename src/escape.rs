@@ -43,14 +43,22 @@ const FORMAT_CHARACTERS: [(u32, u32); 21] = [
 /// Whether `c` could drive or spoof a terminal: a control (Cc) or format
 /// (Cf) character.
 pub fn is_hazard(c: char) -> bool {
-    if c.is_control() {
-        return true;
-    }
     let code = u32::from(c);
-    code >= 0xAD
-        && FORMAT_CHARACTERS
-            .iter()
-            .any(|&(first, last)| (first..=last).contains(&code))
+    match code {
+        0..=0x1F | 0x7F..=0x9F => true,
+        0x20..=0x7E | 0xA0..=0xAC => false,
+        _ => FORMAT_CHARACTERS
+            .binary_search_by(|&(first, last)| {
+                if last < code {
+                    std::cmp::Ordering::Less
+                } else if first > code {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok(),
+    }
 }
 
 /// `s` with every control and format character escaped as `\u{XXXX}`, for
@@ -66,7 +74,7 @@ pub fn printable_lines(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !s.chars().any(&escape) {
+    if !needs_escape(s, &escape) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -80,6 +88,20 @@ fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether any character of `s` is one `escape` wants escaped. Most text
+/// is ASCII: only the characters at non-ASCII lead bytes (and ASCII
+/// controls) are decoded and asked.
+fn needs_escape(s: &str, escape: &impl Fn(char) -> bool) -> bool {
+    let bytes = s.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| match b {
+        0x20..=0x7E => false,
+        0x00..=0x7F => escape(char::from(b)),
+        // A continuation byte belongs to a character already asked about.
+        0x80..=0xBF => false,
+        _ => s[i..].chars().next().is_some_and(escape),
+    })
+}
+
 /// JSON text (as serde_json writes it) with every control and format
 /// character that serde_json leaves raw written as a `\uXXXX` escape
 /// (a surrogate pair above U+FFFF). The JSON means the same; printed on a
@@ -89,7 +111,7 @@ fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// where the escape is valid.
 pub fn json(text: &str) -> Cow<'_, str> {
     let raw_in_strings = |c: char| c >= '\u{7f}' && is_hazard(c);
-    if !text.chars().any(raw_in_strings) {
+    if !needs_escape(text, &raw_in_strings) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -169,6 +191,20 @@ mod tests {
         }
         for ordinary in ['a', ' ', '\u{a0}', '\u{2010}', '\u{3000}', '\u{1f642}'] {
             assert!(!is_hazard(ordinary), "{ordinary:?}");
+        }
+    }
+
+    #[test]
+    fn the_fast_hazard_test_agrees_with_the_definition_everywhere() {
+        let slow = |c: char| {
+            let code = u32::from(c);
+            c.is_control()
+                || FORMAT_CHARACTERS
+                    .iter()
+                    .any(|&(first, last)| (first..=last).contains(&code))
+        };
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            assert_eq!(is_hazard(c), slow(c), "{c:?}");
         }
     }
 

@@ -76,27 +76,40 @@ impl Answer {
 
 /// Checks one message: a stdio line without its newline, or an HTTP body.
 pub fn check(bytes: &[u8]) -> Verdict {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    // Syntax and repeated keys at any depth, building nothing.
-    if let Err(e) = UniqueKeys::check(bytes) {
-        return Verdict::Answer(match e {
-            Walked::NotJson => Answer::parse_error(),
-            Walked::Repeated { path, key } => repeated_key(bytes, &path, &key),
-        });
-    }
-    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => {}
-        Some(b'[') => {
-            return Verdict::Answer(Answer::invalid_request(
-                "batches are not supported (no protocol revision this server offers has them)",
-            ));
-        }
-        _ => return Verdict::Answer(Answer::invalid_request("not a JSON-RPC object")),
+    let bytes = without_bom(bytes);
+    if let Err(answer) = precheck(bytes) {
+        return Verdict::Answer(answer);
     }
     match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(message) => Verdict::Message(Box::new(message)),
         Err(_) if is_notification(bytes) => Verdict::Ignore,
         Err(_) => Verdict::Answer(Answer::invalid_request("not a valid JSON-RPC 2.0 message")),
+    }
+}
+
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Everything [`check`] refuses before reading the message as JSON-RPC:
+/// not JSON, a repeated key at any depth, a batch, not an object. Cheaper
+/// than [`check`] (nothing is built), for a caller whose next reader parses
+/// the message anyway and whose refusal of a malformed one can be replaced
+/// by [`check`]'s answer.
+pub fn precheck(bytes: &[u8]) -> Result<(), Answer> {
+    let bytes = without_bom(bytes);
+    if let Err(e) = UniqueKeys::check(bytes) {
+        return Err(match e {
+            Walked::NotJson => Answer::parse_error(),
+            Walked::Repeated { path, key } => repeated_key(bytes, &path, &key),
+        });
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Ok(()),
+        Some(b'[') => Err(Answer::invalid_request(
+            "batches are not supported (no protocol revision this server offers has them)",
+        )),
+        _ => Err(Answer::invalid_request("not a JSON-RPC object")),
     }
 }
 
@@ -231,9 +244,9 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        let mut seen = Seen::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            if !seen.insert(key.clone()) {
+            if !seen.insert(&key) {
                 *self.found = Some((self.path.clone(), key.clone().into_owned()));
                 return Err(de::Error::custom(format_args!("repeated key {key:?}")));
             }
@@ -246,6 +259,34 @@ impl<'de> Visitor<'de> for Walk<'_> {
             value?;
         }
         Ok(())
+    }
+}
+
+/// The keys of one object so far: a short list scanned in place (JSON-RPC
+/// objects are small), a hash set past [`Seen::FEW`] keys so a huge object
+/// stays linear.
+#[derive(Default)]
+struct Seen<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: Option<HashSet<Cow<'de, str>>>,
+}
+
+impl<'de> Seen<'de> {
+    const FEW: usize = 16;
+
+    /// Records `key`; false if it was already there.
+    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+        if let Some(many) = &mut self.many {
+            return many.insert(key.clone());
+        }
+        if self.few.contains(key) {
+            return false;
+        }
+        self.few.push(key.clone());
+        if self.few.len() > Self::FEW {
+            self.many = Some(self.few.drain(..).collect());
+        }
+        true
     }
 }
 

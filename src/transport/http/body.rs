@@ -23,7 +23,6 @@ use http::header::CONTENT_TYPE;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 
 use super::MCP_PATH;
 use super::gate::Refusal;
@@ -49,40 +48,56 @@ pub async fn buffer(request: Request, next: Next) -> Response {
         Ok(Err(_)) => return Refusal::BadRequest.into_response(),
         Ok(Ok(collected)) => collected.to_bytes(),
     };
-    if let Some(refused) = check_message(&parts, &bytes) {
+    let json_rpc =
+        parts.method == Method::POST && parts.uri.path() == MCP_PATH && is_json(&parts.headers);
+    if json_rpc && let Some(refused) = precheck(&parts, &bytes) {
         return refused;
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    // rmcp answers a body it cannot read as a message with 415; the guard
+    // knows the JSON-RPC answer (it reads the message only here, so a
+    // valid one is parsed once).
+    if json_rpc && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return match guard::check(&bytes) {
+            Verdict::Answer(answer) => answered(answer),
+            // A notification nobody could read: accepted, never answered.
+            Verdict::Ignore => StatusCode::ACCEPTED.into_response(),
+            Verdict::Message(_) => response,
+        };
+    }
+    response
 }
 
 /// The guard's answer for a JSON-RPC POST to `/mcp` that must not reach
-/// rmcp. Other methods, paths and content types keep rmcp's own answers
-/// (405, 404, 415).
-fn check_message(parts: &Parts, body: &[u8]) -> Option<Response> {
-    if parts.method != Method::POST || parts.uri.path() != MCP_PATH || !is_json(&parts.headers) {
-        return None;
+/// rmcp: not JSON, a repeated key, a batch, not an object, or a revision
+/// not offered. Other methods, paths and content types keep rmcp's own
+/// answers (405, 404, 415).
+fn precheck(parts: &Parts, body: &[u8]) -> Option<Response> {
+    if let Err(answer) = guard::precheck(body) {
+        return Some(answered(answer));
     }
-    match guard::check(body) {
-        Verdict::Message(message) => unoffered_revision(&parts.headers, &message).map(answered),
-        // A notification nobody could read: accepted, never answered.
-        Verdict::Ignore => Some(StatusCode::ACCEPTED.into_response()),
-        Verdict::Answer(answer) => Some(answered(answer)),
-    }
+    unoffered_revision(&parts.headers, body).map(answered)
 }
 
 /// A request other than `initialize` naming a revision this server does
 /// not offer in `MCP-Protocol-Version` (initialize negotiates instead).
-fn unoffered_revision(headers: &HeaderMap, message: &ClientJsonRpcMessage) -> Option<Answer> {
+fn unoffered_revision(headers: &HeaderMap, body: &[u8]) -> Option<Answer> {
+    /// Only the member that tells an `initialize` from the rest.
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
     let revision = headers
         .get(PROTOCOL_VERSION_HEADER)?
         .to_str()
         .unwrap_or("?");
-    let initialize = matches!(
-        message,
-        ClientJsonRpcMessage::Request(request)
-            if matches!(request.request, ClientRequest::InitializeRequest(_))
-    );
+    let initialize = serde_json::from_slice::<Method<'_>>(body)
+        .ok()
+        .and_then(|m| m.method)
+        .is_some_and(|m| m == "initialize");
     if initialize || PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == revision) {
         return None;
     }

@@ -1,7 +1,9 @@
 //! MCP Streamable HTTP on 127.0.0.1, stateless, at exactly `/mcp`.
 //!
 //! The layer stack a request crosses, outermost first: `Cache-Control:
-//! no-store` on every response (tower-http), the `gate` (Host/Origin 403,
+//! no-store` on every response (tower-http), `refusals` (each response
+//! finished: `Connection: close` on refusals, a JSON-RPC body on 413; and
+//! refusals logged), the `gate` (Host/Origin 403,
 //! well-known 404, bearer 401, rate 429), the 64 KiB body cap (tower-http,
 //! 413 also when chunked), the body read within its deadline (`body`: 408,
 //! 413, 400), the concurrency limit, then rmcp's service at `/mcp` and 404
@@ -65,7 +67,6 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         .layer(middleware::from_fn(body::buffer))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(gate, gate::gate))
-        .layer(middleware::map_response(finish))
         .layer(middleware::from_fn_with_state(
             Arc::new(refusals::RefusalLog::default()),
             refusals::log,
@@ -91,7 +92,7 @@ const CLOSING: [StatusCode; 8] = [
 
 /// Every response on its way out: `Connection: close` on refusals, and a
 /// 413 (whoever answered it) says in JSON-RPC which limit was hit.
-async fn finish(mut response: Response) -> Response {
+fn finish(mut response: Response) -> Response {
     let status = response.status();
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         response = too_large();

@@ -61,13 +61,13 @@ fn header(request: &Request, name: http::HeaderName) -> String {
         .unwrap_or_else(|| "-".to_owned())
 }
 
-/// Middleware: passes the request on, then logs the response if it is a
-/// refusal.
+/// Middleware, outermost: passes the request on, finishes the response
+/// (see `finish`), and logs it if it is a refusal.
 pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Next) -> Response {
     let (host, origin) = (header(&request, HOST), header(&request, ORIGIN));
     let path = printable(request.uri().path()).into_owned();
     let method = request.method().clone();
-    let response = next.run(request).await;
+    let response = super::finish(next.run(request).await);
     let status = response.status();
     if let Some(reason) = reason(status) {
         if log.limiter.check().is_ok() {

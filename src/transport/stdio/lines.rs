@@ -1,20 +1,21 @@
 //! The stdio transport as rmcp sees it: newline-delimited JSON-RPC whose
 //! every line passes the `guard` first. A malformed line is answered here
 //! (`-32700` / `-32600` with `"id": null`) and the session goes on; only
-//! valid messages reach rmcp. One writer task owns the output: every frame,
-//! rmcp's or the guard's, is written whole before the next, so lines never
-//! interleave.
+//! valid messages reach rmcp. The output is behind one lock held for a
+//! whole frame, rmcp's or the guard's, so lines never interleave; rmcp's
+//! replies are written by its own send futures, with no hand-off to
+//! another task.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::sync::Mutex;
 
 use crate::transport::guard::{self, Answer, Verdict};
 use crate::transport::http::MAX_BODY_BYTES;
@@ -22,9 +23,6 @@ use crate::transport::http::MAX_BODY_BYTES;
 /// Longest line read: the same cap as an HTTP body. Longer lines are
 /// answered `-32600` and skipped up to their end.
 const MAX_LINE_BYTES: usize = MAX_BODY_BYTES;
-/// Frames waiting for the writer.
-const WRITE_QUEUE: usize = 64;
-
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
@@ -34,10 +32,7 @@ pub struct Lines {
     line: Vec<u8>,
     /// Skipping the rest of an oversized line.
     discarding: bool,
-    out: Option<mpsc::Sender<Vec<u8>>>,
-    /// The guard's answer not yet queued (survives a cancelled receive).
-    pending: Option<Vec<u8>>,
-    writer: Option<JoinHandle<io::Result<()>>>,
+    writer: Arc<Mutex<Writer>>,
     /// Whether a request has reached rmcp: before the first one, rmcp ends
     /// the session on any notification or response, so those are dropped.
     started: bool,
@@ -50,24 +45,26 @@ enum Line {
 }
 
 impl Lines {
-    pub fn new(reader: Reader, mut writer: Writer) -> Lines {
-        let (out, mut frames) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE);
-        let writer = tokio::spawn(async move {
-            while let Some(frame) = frames.recv().await {
-                writer.write_all(&frame).await?;
-                writer.flush().await?;
-            }
-            Ok(())
-        });
+    pub fn new(reader: Reader, writer: Writer) -> Lines {
         Lines {
             read: BufReader::new(reader),
             line: Vec::new(),
             discarding: false,
-            out: Some(out),
-            pending: None,
-            writer: Some(writer),
+            writer: Arc::new(Mutex::new(writer)),
             started: false,
         }
+    }
+
+    /// Writes the guard's answer from a task of its own, so a receive that
+    /// is cancelled (rmcp polls it in a select) never cuts a frame short.
+    fn answer(&self, answer: &Answer) {
+        let writer = Arc::clone(&self.writer);
+        let frame = frame(answer);
+        tokio::spawn(async move {
+            if let Err(e) = write_frame(&writer, &frame).await {
+                tracing::debug!("stdio answer not written: {e}");
+            }
+        });
     }
 
     /// Reads one `\n`-terminated line into `self.line`, never past the cap.
@@ -112,6 +109,13 @@ impl Lines {
     }
 }
 
+/// One whole frame, flushed, under the output lock.
+async fn write_frame(writer: &Mutex<Writer>, frame: &[u8]) -> io::Result<()> {
+    let mut writer = writer.lock().await;
+    writer.write_all(frame).await?;
+    writer.flush().await
+}
+
 fn frame(answer: &Answer) -> Vec<u8> {
     let mut frame = answer.to_json().into_bytes();
     frame.push(b'\n');
@@ -125,40 +129,29 @@ impl Transport<RoleServer> for Lines {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        let out = self.out.clone();
+        let writer = Arc::clone(&self.writer);
         async move {
             let mut frame = serde_json::to_vec(&item).map_err(io::Error::other)?;
             frame.push(b'\n');
-            let closed = || io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed");
-            out.ok_or_else(closed)?
-                .send(frame)
-                .await
-                .map_err(|_| closed())
+            write_frame(&writer, &frame).await
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            if self.pending.is_some() {
-                // reserve, then a synchronous send: a receive cancelled
-                // while waiting for room loses nothing.
-                let permit = self.out.as_ref()?.reserve().await.ok()?;
-                permit.send(self.pending.take().expect("checked above"));
-            }
             match self.read_line().await {
                 Ok(Line::Full) => {}
                 Ok(Line::Oversized) => {
-                    let answer = Answer::invalid_request(&format!(
+                    self.answer(&Answer::invalid_request(&format!(
                         "the message is over {MAX_LINE_BYTES} bytes: send fewer characters"
-                    ));
-                    self.pending = Some(frame(&answer));
+                    )));
                     continue;
                 }
                 Ok(Line::Eof) | Err(_) => return None,
             }
             match self.judge() {
                 None | Some(Verdict::Ignore) => {}
-                Some(Verdict::Answer(answer)) => self.pending = Some(frame(&answer)),
+                Some(Verdict::Answer(answer)) => self.answer(&answer),
                 Some(Verdict::Message(message)) => {
                     self.started |= matches!(*message, ClientJsonRpcMessage::Request(_));
                     if self.started {
@@ -170,11 +163,6 @@ impl Transport<RoleServer> for Lines {
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
-        // The writer ends once the frames already queued are written.
-        drop(self.out.take());
-        if let Some(writer) = self.writer.take() {
-            writer.await.map_err(io::Error::other)??;
-        }
-        Ok(())
+        self.writer.lock().await.flush().await
     }
 }
