@@ -246,7 +246,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut seen = Seen::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            if !seen.insert(&key) {
+            if !seen.insert(key.clone()) {
                 *self.found = Some((self.path.clone(), key.clone().into_owned()));
                 return Err(de::Error::custom(format_args!("repeated key {key:?}")));
             }
@@ -275,14 +275,14 @@ impl<'de> Seen<'de> {
     const FEW: usize = 16;
 
     /// Records `key`; false if it was already there.
-    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
         if let Some(many) = &mut self.many {
-            return many.insert(key.clone());
+            return many.insert(key);
         }
-        if self.few.contains(key) {
+        if self.few.contains(&key) {
             return false;
         }
-        self.few.push(key.clone());
+        self.few.push(key);
         if self.few.len() > Self::FEW {
             self.many = Some(self.few.drain(..).collect());
         }
