@@ -46,7 +46,9 @@ pub fn is_hazard(c: char) -> bool {
     let code = u32::from(c);
     match code {
         0..=0x1F | 0x7F..=0x9F => true,
-        0x20..=0x7E | 0xA0..=0xAC => false,
+        // Printable ASCII, and the wide stretches without a format
+        // character (Latin to Hebrew; punctuation to CJK and Hangul).
+        0x20..=0x7E | 0xA0..=0xAC | 0xAE..=0x05FF | 0x2070..=0xFEFE => false,
         _ => FORMAT_CHARACTERS
             .binary_search_by(|&(first, last)| {
                 if last < code {
@@ -74,32 +76,59 @@ pub fn printable_lines(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !needs_escape(s, &escape) {
+    replace_where(s, &escape, |out, c| {
+        let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+    })
+}
+
+/// `s` with each character `escape` picks written by `write`, and the runs
+/// between them copied whole; borrowed when nothing is picked.
+fn replace_where<'s>(
+    s: &'s str,
+    escape: &impl Fn(char) -> bool,
+    write: impl Fn(&mut String, char),
+) -> Cow<'s, str> {
+    let Some(first) = first_escape(s, escape) else {
         return Cow::Borrowed(s);
-    }
+    };
     let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if escape(c) {
-            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-        } else {
-            out.push(c);
-        }
+    let mut rest = s;
+    let mut at = Some(first);
+    while let Some(found) = at {
+        out.push_str(&rest[..found]);
+        let c = rest[found..].chars().next().expect("found at a character");
+        write(&mut out, c);
+        rest = &rest[found + c.len_utf8()..];
+        at = first_escape(rest, escape);
     }
+    out.push_str(rest);
     Cow::Owned(out)
 }
 
-/// Whether any character of `s` is one `escape` wants escaped. Most text
-/// is ASCII: only the characters at non-ASCII lead bytes (and ASCII
-/// controls) are decoded and asked.
-fn needs_escape(s: &str, escape: &impl Fn(char) -> bool) -> bool {
+/// Where the first character of `s` that `escape` wants escaped starts.
+/// Most text is printable ASCII, skipped 16 bytes at a time; only ASCII
+/// controls and non-ASCII characters are decoded and asked.
+fn first_escape(s: &str, escape: &impl Fn(char) -> bool) -> Option<usize> {
+    const RUN: usize = 16;
     let bytes = s.as_bytes();
-    bytes.iter().enumerate().any(|(i, &b)| match b {
-        0x20..=0x7E => false,
-        0x00..=0x7F => escape(char::from(b)),
-        // A continuation byte belongs to a character already asked about.
-        0x80..=0xBF => false,
-        _ => s[i..].chars().next().is_some_and(escape),
-    })
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(run) = bytes.get(at..at + RUN)
+            && run
+                .iter()
+                .fold(true, |plain, &b| plain & (0x20..=0x7E).contains(&b))
+        {
+            at += RUN;
+            continue;
+        }
+        // `at` is always on a character boundary.
+        let c = s[at..].chars().next()?;
+        if !matches!(c, ' '..='~') && escape(c) {
+            return Some(at);
+        }
+        at += c.len_utf8();
+    }
+    None
 }
 
 /// JSON text (as serde_json writes it) with every control and format
@@ -111,21 +140,12 @@ fn needs_escape(s: &str, escape: &impl Fn(char) -> bool) -> bool {
 /// where the escape is valid.
 pub fn json(text: &str) -> Cow<'_, str> {
     let raw_in_strings = |c: char| c >= '\u{7f}' && is_hazard(c);
-    if !needs_escape(text, &raw_in_strings) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if raw_in_strings(c) {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{unit:04x}");
-            }
-        } else {
-            out.push(c);
+    replace_where(text, &raw_in_strings, |out, c| {
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            let _ = write!(out, "\\u{unit:04x}");
         }
-    }
-    Cow::Owned(out)
+    })
 }
 
 /// A unix-ms timestamp as RFC 3339 UTC, e.g. `2025-11-30T05:20:00.123Z`;
@@ -205,6 +225,36 @@ mod tests {
         };
         for c in (0..=0x10FFFF).filter_map(char::from_u32) {
             assert_eq!(is_hazard(c), slow(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn the_fast_scan_finds_a_hazard_wherever_it_sits() {
+        let pieces = [
+            "a", "é", "日", "🙂", "─", "\u{7f}", "\u{1b}", "\u{202e}", "\n", "\t",
+        ];
+        for length in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
+            for (i, hazard) in pieces.iter().enumerate() {
+                for at in [0, length / 2, length] {
+                    let mut text: String = (0..length).map(|n| pieces[n % 4]).collect::<String>();
+                    let cut = text.char_indices().nth(at).map_or(text.len(), |(b, _)| b);
+                    text.insert_str(cut, hazard);
+                    let want = text.chars().any(is_hazard);
+                    assert_eq!(
+                        first_escape(&text, &is_hazard).is_some(),
+                        want,
+                        "{i} {length} {at}"
+                    );
+                    let reference: String = text
+                        .chars()
+                        .map(|c| match is_hazard(c) {
+                            true => format!("\\u{{{:04x}}}", u32::from(c)),
+                            false => c.to_string(),
+                        })
+                        .collect();
+                    assert_eq!(printable(&text), reference);
+                }
+            }
         }
     }
 

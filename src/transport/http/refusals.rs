@@ -13,8 +13,8 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::StatusCode;
 use http::header::{HOST, ORIGIN};
+use http::{HeaderValue, StatusCode};
 
 use crate::escape::printable;
 
@@ -53,19 +53,19 @@ fn reason(status: StatusCode) -> Option<&'static str> {
 }
 
 /// A header's value, escaped, or `-`.
-fn header(request: &Request, name: http::HeaderName) -> String {
-    request
-        .headers()
-        .get(name)
+fn shown(value: Option<&HeaderValue>) -> String {
+    value
         .map(|v| printable(&String::from_utf8_lossy(v.as_bytes())).into_owned())
         .unwrap_or_else(|| "-".to_owned())
 }
 
 /// Middleware, outermost: passes the request on, finishes the response
-/// (see `finish`), and logs it if it is a refusal.
+/// (see `finish`), and logs it if it is a refusal. What a log line needs is
+/// kept as it came (cheap clones) and rendered only for a refusal.
 pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Next) -> Response {
-    let (host, origin) = (header(&request, HOST), header(&request, ORIGIN));
-    let path = printable(request.uri().path()).into_owned();
+    let host = request.headers().get(HOST).cloned();
+    let origin = request.headers().get(ORIGIN).cloned();
+    let uri = request.uri().clone();
     let method = request.method().clone();
     let response = super::finish(next.run(request).await);
     let status = response.status();
@@ -75,9 +75,9 @@ pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Nex
             tracing::info!(
                 status = status.as_u16(),
                 %method,
-                path = %path,
-                host = %host,
-                origin = %origin,
+                path = %printable(uri.path()),
+                host = %shown(host.as_ref()),
+                origin = %shown(origin.as_ref()),
                 suppressed_since_last = suppressed,
                 "HTTP request refused: {reason}"
             );
