@@ -145,9 +145,18 @@ struct FakeHc {
     runtime: tokio::runtime::Runtime,
 }
 
+static FAKE: OnceLock<FakeHc> = OnceLock::new();
+
+/// Removes the fake hc's socket file when the process exits (the static is
+/// never dropped).
+extern "C" fn remove_fake_socket() {
+    if let Some(fake) = FAKE.get() {
+        let _ = std::fs::remove_file(&fake.path);
+    }
+}
+
 impl FakeHc {
     fn get() -> &'static FakeHc {
-        static FAKE: OnceLock<FakeHc> = OnceLock::new();
         FAKE.get_or_init(|| {
             let path = std::env::temp_dir().join(format!(
                 "herdr-core-mcp-fuzz-{}-{:?}.sock",
@@ -156,6 +165,9 @@ impl FakeHc {
             ));
             let _ = std::fs::remove_file(&path);
             let listener = UnixListener::bind(&path).expect("bind the fake hc socket");
+            // SAFETY: registers a plain function with no arguments; it only
+            // reads a static that is set by then.
+            unsafe { libc::atexit(remove_fake_socket) };
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
