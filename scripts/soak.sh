@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak: 32 concurrent HTTP clients mixing every tool
 # (list_sessions, read_output, send_prompt to approved and unapproved
-# terminals, wait_for_status) against the bundled hc simulator for
+# terminals, wait_for_status, wait_for_output) against the bundled hc simulator for
 # DURATION_SECONDS (default 600), sampling the adapter's VmRSS and open
 # descriptors. Fails on any protocol error, on the adapter dying, and on
 # growth beyond noise: after a warm-up (a tenth of the run, at least 5 s),

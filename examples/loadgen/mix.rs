@@ -1,6 +1,7 @@
 //! The soak's clients: each picks a tool by a seeded roll (30% read_output,
 //! 20% list_sessions following cursors, 25% send_prompt, 85% of them to
-//! approved agents, 25% wait_for_status), calls it over its own keep-alive
+//! approved agents, 13% wait_for_status, 12% wait_for_output), calls it
+//! over its own keep-alive
 //! HTTP connection, and checks the answer: HTTP 200, a JSON-RPC result for
 //! its id, and an outcome the contract allows for that call. Anything else
 //! is a protocol error.
@@ -74,7 +75,7 @@ impl Rng {
     }
 }
 
-/// One client: a weighted mix of the four tools until `deadline`.
+/// One client: a weighted mix of the five tools until `deadline`.
 pub async fn client(
     port: u16,
     token: &str,
@@ -121,7 +122,7 @@ pub async fn client(
                     approved,
                 )
             }
-            _ => {
+            75..88 => {
                 let timeout_ms = 1000 + rng.below(2000);
                 let target = rng.pick(&targets.approved);
                 (
@@ -129,6 +130,29 @@ pub async fn client(
                     json!({"targets": [{"address": target}], "until": ["done", "idle"], "timeout_ms": timeout_ms, "include_output": rng.below(3) == 0}),
                     false,
                 )
+            }
+            _ => {
+                let timeout_ms = 500 + rng.below(1500);
+                // Mostly the agents the prompts go to (their screens
+                // change); now and then any terminal (most never change).
+                let target = if rng.below(4) == 0 {
+                    rng.pick(&targets.all)
+                } else {
+                    rng.pick(&targets.approved)
+                };
+                // A pattern for the agents' replies, a quiet period, or both.
+                let arguments = match rng.below(3) {
+                    0 => {
+                        json!({"address": target, "pattern": "^reply: soak", "timeout_ms": timeout_ms})
+                    }
+                    1 => {
+                        json!({"address": target, "quiet_ms": 100 + rng.below(400), "timeout_ms": timeout_ms})
+                    }
+                    _ => {
+                        json!({"address": target, "pattern": "reply", "quiet_ms": 200, "timeout_ms": timeout_ms, "max_chars": 500})
+                    }
+                };
+                ("wait_for_output", arguments, false)
             }
         };
         let (status, id) = match http.call_tool(tool, &arguments.to_string()).await {
@@ -185,6 +209,13 @@ fn judge(tool: &str, body: &str, id: u64, approved: bool) -> Res<(String, Option
                 return Err(format!("unexpected send outcome {outcome}/{reason}: {sc}"));
             }
             Ok((format!("{outcome}/{reason}"), None))
+        }
+        "wait_for_output" => {
+            let outcome = sc["outcome"].as_str().unwrap_or("?");
+            if failed || !matches!(outcome, "matched" | "settled" | "timeout") {
+                return Err(format!("unexpected output wait outcome: {body}"));
+            }
+            Ok((outcome.to_owned(), None))
         }
         "wait_for_status" => {
             let outcome = sc["outcome"].as_str().unwrap_or("?");
