@@ -39,6 +39,7 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
         if source.kind() == std::io::ErrorKind::NotFound {
             ConfigError::Missing {
                 path: path.to_path_buf(),
+                create: create_command(path),
             }
         } else {
             read_error(source)
@@ -111,4 +112,57 @@ fn check_directories(resolved: &Path, me: u32) -> Result<(), String> {
 fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// The command that creates a missing config at `path`: its directory
+/// first when that is missing too, and the file 0600 from the first byte.
+fn create_command(path: &Path) -> String {
+    let mkdir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => {
+            format!("mkdir -p -m 700 {} && ", shell_word(dir))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{mkdir}(umask 077 && printf '{{\"socketPath\": \"/path/to/hc.sock\"}}\\n' > {})",
+        shell_word(path)
+    )
+}
+
+/// `path` as one shell word: unchanged when it is plain, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    if plain && !text.is_empty() {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command a missing config's message shows, run by a shell,
+    /// creates a private config that this module then reads.
+    #[test]
+    fn the_create_command_makes_a_private_config_that_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new dir's").join("config.json");
+        let command = create_command(&path);
+        assert!(command.starts_with("mkdir -p -m 700 "), "{command}");
+        let status = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .status()
+            .unwrap();
+        assert!(status.success(), "{command}");
+        let checked = read_checked(&path).unwrap();
+        assert_eq!(checked.text, "{\"socketPath\": \"/path/to/hc.sock\"}\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(!create_command(&path).starts_with("mkdir"));
+    }
 }

@@ -30,10 +30,14 @@ const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 pub enum ConfigError {
     /// There is no file at the path.
     #[error(
-        "config {path} does not exist: create it with printf '{{\"socketPath\": \"/path/to/hc.sock\"}}\\n' > {path} && chmod 600 {path} (without --config the default is $XDG_CONFIG_HOME/herdr-core-mcp/config.json, else ~/.config/herdr-core-mcp/config.json)",
+        "config {path} does not exist: create it with {create} (without --config the default is $XDG_CONFIG_HOME/herdr-core-mcp/config.json, else ~/.config/herdr-core-mcp/config.json)",
         path = path.display()
     )]
-    Missing { path: PathBuf },
+    Missing {
+        path: PathBuf,
+        /// A shell command that creates it, private from the first byte.
+        create: String,
+    },
     /// The file could not be opened or read.
     #[error("cannot read config {path}: {source}")]
     Read {
