@@ -907,6 +907,68 @@ async fn idle_unauthenticated_sockets_cannot_starve_an_authorised_client() {
     assert!(worst < Duration::from_secs(2), "worst {worst:?}");
 }
 
+/// Open descriptors of a process.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_under_a_low_descriptor_limit_neither_starves_clients_nor_spins() {
+    // The adapter may open 64 descriptors and cannot raise that; 200 idle
+    // sockets would take them all if nothing bounded them.
+    const FD_LIMIT: u64 = 64;
+    const IDLE: usize = 200;
+    raise_fd_limit(4_096);
+    let sim = Sim::start(SimOptions::default());
+    let stderr_log = sim.dir.path().join("adapter-fd-limit.stderr");
+    let extra = json!({});
+    let adapter = mcp::http_fd_limited(
+        |port| http_config(&sim, &extra, port),
+        &stderr_log,
+        FD_LIMIT,
+    )
+    .await;
+    let (port, pid) = (adapter.port, adapter.child.id().expect("adapter pid"));
+    let holder = hold_idle_sockets(port, IDLE);
+    crate::support::eventually("the idle sockets to take their share", || {
+        (open_fds(pid) >= 40).then_some(())
+    })
+    .await;
+    let list = Req::mcp(port)
+        .add("MCP-Protocol-Version", "2025-06-18")
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}"#)
+        .bytes();
+    let mut worst = Duration::ZERO;
+    let mut took = Vec::new();
+    for _ in 0..10 {
+        let started = Instant::now();
+        let reply = exchange(port, &list, false).await;
+        took.push(started.elapsed());
+        worst = worst.max(started.elapsed());
+        let reply = reply.unwrap_or_else(|e| panic!("an authorised client failed: {e}"));
+        assert_eq!(reply.status, 200, "{}", reply.summary());
+        let body = reply.json().unwrap_or_default();
+        assert!(
+            body["result"]["structuredContent"]["sessions"].is_array(),
+            "list_sessions needs a connection to hc: {}",
+            reply.summary()
+        );
+    }
+    let peak = open_fds(pid);
+    holder.abort();
+    let log = std::fs::read_to_string(&stderr_log).unwrap_or_default();
+    let accept_lines = log.lines().filter(|l| l.contains("accept")).count();
+    println!(
+        "{IDLE} idle sockets against a {FD_LIMIT}-descriptor adapter: worst authorised list_sessions {worst:?} ({took:?}), {peak} descriptors open, {accept_lines} accept log lines"
+    );
+    assert!(worst < Duration::from_secs(2), "worst {worst:?}");
+    assert!(
+        accept_lines <= 5,
+        "{accept_lines} accept log lines: {}",
+        log.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+    );
+}
+
 /// Waits until the server closes `stream`; returns what it sent and when.
 async fn await_server_close(
     mut stream: TcpStream,

@@ -104,7 +104,7 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
     let config = Config::load(config_path)?;
     let endpoint = match config.transport() {
         Transport::Stdio => Endpoint::Stdio(Pipes::process()),
-        Transport::Http(http) => Endpoint::Http(http_endpoint(http).await?),
+        Transport::Http(http) => Endpoint::Http(http_endpoint(http)?),
     };
     // Every handler is installed before serving, so an early signal is
     // handled, never the default (which would kill the process).
@@ -128,11 +128,10 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
 
 /// The token from the environment (refused when weak) and the loopback
 /// port bound; there is no other address to bind.
-async fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
+fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
     let token = BearerToken::from_env()?;
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port));
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
+    let listener = crate::transport::http::listen(address)
         .map_err(|source| Error::Bind { address, source })?;
     Ok(HttpEndpoint {
         listener,

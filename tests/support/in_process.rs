@@ -113,8 +113,7 @@ impl HttpAdapter {
 /// config file of that port (an HTTP transport), loads it as `serve` does
 /// and serves it there with [`TEST_TOKEN`].
 pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
+    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
         .expect("bind 127.0.0.1:0");
     let port = listener.local_addr().expect("bound address").port();
     let config = Config::load(&write_config(port)).expect("a valid config");

@@ -100,6 +100,25 @@ pub async fn http_logging(
     stderr_log: &Path,
     rust_log: &str,
 ) -> HttpAdapter {
+    http_spawn(write_config, stderr_log, rust_log, None).await
+}
+
+/// [`http`] in a process that may open at most `fd_limit` descriptors
+/// (soft and hard limit, so it cannot raise its own).
+pub async fn http_fd_limited(
+    write_config: impl Fn(u16) -> PathBuf,
+    stderr_log: &Path,
+    fd_limit: u64,
+) -> HttpAdapter {
+    http_spawn(write_config, stderr_log, "info", Some(fd_limit)).await
+}
+
+async fn http_spawn(
+    write_config: impl Fn(u16) -> PathBuf,
+    stderr_log: &Path,
+    rust_log: &str,
+    fd_limit: Option<u64>,
+) -> HttpAdapter {
     const TRIES: usize = 5;
     for _ in 0..TRIES {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -108,7 +127,8 @@ pub async fn http_logging(
             .port();
         let config = write_config(port);
         let stderr = std::fs::File::create(stderr_log).expect("stderr log");
-        let mut child = tokio::process::Command::new(adapter_bin())
+        let mut command = tokio::process::Command::new(adapter_bin());
+        command
             .arg("serve")
             .arg("--config")
             .arg(&config)
@@ -117,9 +137,25 @@ pub async fn http_logging(
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(stderr))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn the adapter");
+            .kill_on_drop(true);
+        if let Some(limit) = fd_limit {
+            let limit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            // SAFETY: setrlimit is async-signal-safe and touches only the
+            // child between fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        let mut child = command.spawn().expect("spawn the adapter");
         let listening = format!("address=127.0.0.1:{port}");
         let started = super::eventually("the HTTP adapter to listen or exit", || {
             if let Ok(Some(_)) = child.try_wait() {

@@ -8,10 +8,12 @@
 //! 413 also when chunked), the body read within its deadline (`body`: 408,
 //! 413, 400), the concurrency limit, then rmcp's service at `/mcp` and 404
 //! for everything else. The accept loop (`server`) keeps unauthenticated
-//! connections to their share of slots (`slots`) and caps the header read
-//! time and size.
+//! connections to their share of slots (`slots`, sized from the open-file
+//! limit, which `descriptors` raises) and caps the header read time and
+//! size.
 
 mod body;
+mod descriptors;
 mod gate;
 mod refusals;
 mod server;
@@ -36,6 +38,21 @@ pub use server::serve;
 
 use super::HttpEndpoint;
 use crate::tools::{HerdrServer, Tools};
+
+/// Connections the kernel may queue for `accept` (capped by
+/// `net.core.somaxconn`). While a flood fills the queue, an authorised
+/// client's connection is dropped and retried a second later, so it is
+/// larger than the usual 128; each queued one waits its turn, so it is not
+/// much larger (measured: VALIDATION.md, "Starvation").
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Listens on `address` (the loopback port `serve` binds).
+pub fn listen(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
 
 /// The one MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";

@@ -2,11 +2,15 @@
 //! holding a `slots` place (so a flood of unauthenticated sockets cannot
 //! starve an authorised client), a header read deadline that is also the
 //! keep-alive idle timeout, a header size cap, and a graceful stop that lets
-//! in-flight requests finish.
+//! in-flight requests finish. An accept that fails for want of descriptors
+//! pushes out an idle unauthenticated connection and pauses, rather than
+//! spin and fill the log.
 
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use http::Request;
 use hyper::body::Incoming;
@@ -17,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower::service_fn;
 
-use super::slots::Slots;
+use super::descriptors;
+use super::slots::{Limits, Slots, UNPROVEN_HARD_LIMIT};
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
@@ -30,6 +35,10 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// After an accept failed for want of descriptors or memory.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+/// A failing accept is logged at most this often.
+const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// A changed port with `allowedHosts` still naming the old one makes every
 /// request a 403: say so at start.
@@ -43,6 +52,46 @@ fn warn_unless_port_allowed(allowed_hosts: &[String], port: u16) {
     }
 }
 
+/// Raises the open-file limit and derives the unauthenticated connections'
+/// share from it; says so when that share is smaller than usual.
+fn connection_limits() -> Limits {
+    let fd_limit = descriptors::raise_to_hard_limit();
+    let limits = Limits::for_descriptors(fd_limit);
+    if limits.hard < UNPROVEN_HARD_LIMIT {
+        tracing::info!(
+            "the open-file limit is {fd_limit}: at most {} unauthenticated connections at once (raise LimitNOFILE / ulimit -n for more)",
+            limits.hard
+        );
+    }
+    limits
+}
+
+/// An accept that failed. Out of descriptors (or kernel memory), the oldest
+/// idle unauthenticated connection is pushed out and the loop pauses, so it
+/// neither spins nor floods the log; other failures concern one connection.
+async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<Instant>) {
+    let exhausted = matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    );
+    let now = Instant::now();
+    if warned.is_none_or(|at| now - at >= ACCEPT_WARN_EVERY) {
+        *warned = Some(now);
+        tracing::warn!(
+            "accept failed: {e}{}",
+            if exhausted {
+                "; pushing out idle unauthenticated connections (logged at most every 10 s)"
+            } else {
+                " (logged at most every 10 s)"
+            }
+        );
+    }
+    if exhausted {
+        slots.shed_idle();
+        tokio::time::sleep(ACCEPT_PAUSE).await;
+    }
+}
+
 /// Serves on the endpoint's bound listener until `shutdown`.
 pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Future<Output = ()>) {
     if let Ok(address) = endpoint.listener.local_addr() {
@@ -52,15 +101,17 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
     let stop = CancellationToken::new();
     let router = router(tools, &endpoint, stop.child_token());
     let listener = endpoint.listener;
-    let slots = Arc::new(Slots::default());
+    let slots = Arc::new(Slots::new(connection_limits()));
+    let mut accept_warned = None;
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
+        slots.room().await;
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {
-                    tracing::warn!("accept failed: {e}");
+                    accept_failed(&e, &slots, &mut accept_warned).await;
                     continue;
                 }
             },

@@ -5,17 +5,20 @@
 //! one of its requests passes the bearer check. The accept loop never stops
 //! accepting (a stopped loop leaves an authorised client's connection in
 //! the kernel's backlog behind the flood); instead, unproven connections
-//! share [`UNPROVEN_SLOTS`], and a newcomer to a full share pushes out the
+//! share [`Limits::share`] slots, and a newcomer to a full share pushes out the
 //! oldest *idle* unproven connection (no request being served, no unread
 //! bytes in its socket) that has had [`GRACE`] to send its request. When
-//! none has, the share stretches, up to [`UNPROVEN_HARD_LIMIT`]; there, the
+//! none has, the share stretches, up to [`Limits::hard`]; there, the
 //! oldest idle one goes whatever its age, and only if every unproven
 //! connection is busy is the newcomer closed at once. A client that sends
 //! its request as it connects (as every real one does) is therefore never
 //! cut before it is answered, while idle sockets hold slots only until a
 //! newer connection needs them (or the header read timeout closes them).
 //! Proven connections are never pushed out: only token holders make them,
-//! and each is closed once idle for the header read timeout.
+//! and each is closed once idle for the header read timeout. Both bounds
+//! shrink when the process may open few descriptors (`Limits`), and when
+//! descriptors run out all the same the accept loop pushes out the oldest
+//! idle unproven connection ([`Slots::shed_idle`]).
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -23,20 +26,68 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Unproven connections kept while an idle one can be pushed out.
+/// Unproven connections kept while an idle one can be pushed out, when
+/// descriptors allow.
 pub const UNPROVEN_SLOTS: usize = 256;
 /// Unproven connections at most (bounds memory under a flood).
 pub const UNPROVEN_HARD_LIMIT: usize = 4 * UNPROVEN_SLOTS;
+/// How long the accept loop waits for pushed-out connections to close
+/// when, counting them, the descriptors for connections are all in use.
+const LEAVING_WAIT: Duration = Duration::from_millis(100);
+/// Descriptors kept for all but unproven connections (the pool, the
+/// listener, logs, authorised clients), at most half the limit.
+const RESERVED_FDS: u64 = 64;
 /// How long a new connection has to send its request before, idle, it is
 /// first in line to make room. A real client writes as it connects.
 pub const GRACE: Duration = Duration::from_millis(250);
 
+/// How many unproven connections may be open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Kept while an idle one past its grace can be pushed out.
+    pub share: usize,
+    /// At most.
+    pub hard: usize,
+    /// Unproven connections, open or pushed out and still closing, that
+    /// the descriptors allow; at least `hard`.
+    pub capacity: usize,
+}
+
+impl Limits {
+    /// The bounds for a process that may open `fd_limit` descriptors: each
+    /// connection holds two, and some are kept for everything else.
+    pub fn for_descriptors(fd_limit: u64) -> Limits {
+        let reserved = RESERVED_FDS.min(fd_limit / 2);
+        let capacity = usize::try_from((fd_limit - reserved) / 2).unwrap_or(usize::MAX);
+        let hard = capacity.clamp(4, UNPROVEN_HARD_LIMIT);
+        Limits {
+            share: (hard / 4).max(1),
+            hard,
+            capacity: capacity.max(hard),
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            share: UNPROVEN_SLOTS,
+            hard: UNPROVEN_HARD_LIMIT,
+            capacity: usize::MAX,
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Slots {
     inner: Mutex<Inner>,
+    limits: Limits,
+    /// Signalled whenever a connection's slot is released.
+    released: Notify,
 }
 
 #[derive(Default)]
@@ -44,6 +95,8 @@ struct Inner {
     next_id: u64,
     /// Oldest first.
     unproven: VecDeque<Arc<State>>,
+    /// Pushed out, but still holding descriptors until their task ends.
+    leaving: usize,
     proven: usize,
 }
 
@@ -58,6 +111,21 @@ struct State {
     busy: AtomicBool,
     /// Cancelled when the connection is pushed out.
     evicted: CancellationToken,
+}
+
+impl Inner {
+    /// Pushes out the unproven connection at `at`: it closes with a reset
+    /// (an idle socket that never sent a request is owed no orderly close,
+    /// and leaves no TIME_WAIT behind under a flood's churn).
+    fn push_out(&mut self, at: usize) {
+        let idle = self
+            .unproven
+            .remove(at)
+            .expect("a connection at that place");
+        reset_on_close(idle.socket.as_fd());
+        idle.evicted.cancel();
+        self.leaving += 1;
+    }
 }
 
 impl State {
@@ -76,6 +144,36 @@ pub struct Slot {
 }
 
 impl Slots {
+    pub fn new(limits: Limits) -> Slots {
+        Slots {
+            limits,
+            ..Slots::default()
+        }
+    }
+
+    /// Waits (at most [`LEAVING_WAIT`]) while connections pushed out still
+    /// hold their descriptors and, counting them, the descriptors for
+    /// connections are all in use: a flood's churn cannot outrun the closes
+    /// and exhaust the descriptors an authorised client needs.
+    pub async fn room(&self) {
+        let deadline = Instant::now() + LEAVING_WAIT;
+        loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            {
+                let inner = self.inner.lock().expect("slots lock");
+                if inner.leaving == 0 || inner.unproven.len() + inner.leaving < self.limits.capacity
+                {
+                    return;
+                }
+            }
+            if tokio::time::timeout_at(deadline, released).await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// A slot for a newly accepted connection on `socket` (duplicated, the
     /// caller keeps its own), making room first; `None` when the
     /// connection must be closed at once.
@@ -84,19 +182,18 @@ impl Slots {
         let now = Instant::now();
         let mut inner = self.inner.lock().expect("slots lock");
         let open = inner.unproven.len();
-        if open >= UNPROVEN_SLOTS {
+        if open >= self.limits.share {
             let idle_past_grace = |s: &Arc<State>| now - s.accepted >= GRACE && s.is_idle();
             let victim = match inner.unproven.iter().position(idle_past_grace) {
                 Some(at) => Some(at),
                 // Every unproven connection busy: this one is closed.
-                None if open >= UNPROVEN_HARD_LIMIT => {
+                None if open >= self.limits.hard => {
                     Some(inner.unproven.iter().position(|s| s.is_idle())?)
                 }
                 None => None,
             };
             if let Some(at) = victim {
-                let idle = inner.unproven.remove(at).expect("found above");
-                idle.evicted.cancel();
+                inner.push_out(at);
             }
         }
         inner.next_id += 1;
@@ -113,6 +210,17 @@ impl Slots {
             state,
             proven: AtomicBool::new(false),
         }))
+    }
+
+    /// Pushes out the oldest idle unproven connection, whatever its age
+    /// (descriptors ran out); whether there was one.
+    pub fn shed_idle(&self) -> bool {
+        let mut inner = self.inner.lock().expect("slots lock");
+        let Some(at) = inner.unproven.iter().position(|s| s.is_idle()) else {
+            return false;
+        };
+        inner.push_out(at);
+        true
     }
 
     /// (unproven, proven) connections open now.
@@ -135,16 +243,17 @@ impl Slot {
     }
 
     /// The connection sent an authenticated request: it can no longer be
-    /// pushed out.
+    /// pushed out (one already pushed out stays on its way out).
     pub fn prove(&self) {
-        if self.proven.swap(true, Ordering::SeqCst) {
+        if self.proven.load(Ordering::SeqCst) {
             return;
         }
         let mut inner = self.slots.inner.lock().expect("slots lock");
         if let Some(at) = inner.unproven.iter().position(|s| s.id == self.state.id) {
             inner.unproven.remove(at);
+            inner.proven += 1;
+            self.proven.store(true, Ordering::SeqCst);
         }
-        inner.proven += 1;
     }
 }
 
@@ -155,7 +264,31 @@ impl Drop for Slot {
             inner.proven -= 1;
         } else if let Some(at) = inner.unproven.iter().position(|s| s.id == self.state.id) {
             inner.unproven.remove(at);
+        } else {
+            // It was pushed out, and has now closed.
+            inner.leaving = inner.leaving.saturating_sub(1);
         }
+        drop(inner);
+        self.slots.released.notify_waiters();
+    }
+}
+
+/// Makes closing `socket` send a reset instead of a FIN (SO_LINGER 0).
+fn reset_on_close(socket: BorrowedFd<'_>) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `socket` is open for the whole call; the option value is a
+    // valid `linger` of the length given. A failure leaves an orderly close.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
     }
 }
 
@@ -178,54 +311,5 @@ fn bytes_waiting(socket: BorrowedFd<'_>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Write;
-    use std::net::{TcpListener, TcpStream};
-
-    use super::*;
-
-    /// A connected pair: (the server's end, the client's end).
-    fn pair(listener: &TcpListener) -> (TcpStream, TcpStream) {
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        (listener.accept().unwrap().0, client)
-    }
-
-    #[test]
-    fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let slots = Arc::new(Slots::default());
-        let mut sockets = Vec::new();
-        let mut admitted = Vec::new();
-        for _ in 0..UNPROVEN_SLOTS {
-            let (server, client) = pair(&listener);
-            admitted.push(slots.admit(server.as_fd()).unwrap());
-            sockets.push((server, client));
-        }
-        // Slot 0 is proven, slot 1 is serving a request, slot 2 has sent
-        // bytes not yet read: none of them may go. Slot 3 is idle.
-        admitted[0].prove();
-        admitted[1].set_busy(true);
-        sockets[2].1.write_all(b"POST /mcp").unwrap();
-        std::thread::sleep(GRACE);
-        let (server, client) = pair(&listener);
-        let newest = slots.admit(server.as_fd()).unwrap();
-        sockets.push((server, client));
-        let gone: Vec<usize> = (0..admitted.len())
-            .filter(|i| admitted[*i].state.evicted.is_cancelled())
-            .collect();
-        // The share had room for the newcomer once slot 0 was proven.
-        assert!(gone.is_empty(), "{gone:?}");
-        let (server, client) = pair(&listener);
-        let last = slots.admit(server.as_fd()).unwrap();
-        sockets.push((server, client));
-        let gone: Vec<usize> = (0..admitted.len())
-            .filter(|i| admitted[*i].state.evicted.is_cancelled())
-            .collect();
-        assert_eq!(gone, [3]);
-        assert!(!newest.state.evicted.is_cancelled() && !last.state.evicted.is_cancelled());
-        assert_eq!(slots.counts(), (UNPROVEN_SLOTS, 1));
-        drop(admitted);
-        drop((newest, last));
-        assert_eq!(slots.counts(), (0, 0));
-    }
-}
+#[path = "slots_tests.rs"]
+mod tests;

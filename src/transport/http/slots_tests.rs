@@ -1,0 +1,149 @@
+//! Tests of the connection slots, on real loopback sockets.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+
+use super::*;
+
+/// A connected pair: (the server's end, the client's end).
+fn pair(listener: &TcpListener) -> (TcpStream, TcpStream) {
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    (listener.accept().unwrap().0, client)
+}
+
+#[test]
+fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let slots = Arc::new(Slots::default());
+    let mut sockets = Vec::new();
+    let mut admitted = Vec::new();
+    for _ in 0..UNPROVEN_SLOTS {
+        let (server, client) = pair(&listener);
+        admitted.push(slots.admit(server.as_fd()).unwrap());
+        sockets.push((server, client));
+    }
+    // Slot 0 is proven, slot 1 is serving a request, slot 2 has sent
+    // bytes not yet read: none of them may go. Slot 3 is idle.
+    admitted[0].prove();
+    admitted[1].set_busy(true);
+    sockets[2].1.write_all(b"POST /mcp").unwrap();
+    std::thread::sleep(GRACE);
+    let (server, client) = pair(&listener);
+    let newest = slots.admit(server.as_fd()).unwrap();
+    sockets.push((server, client));
+    let gone: Vec<usize> = (0..admitted.len())
+        .filter(|i| admitted[*i].state.evicted.is_cancelled())
+        .collect();
+    // The share had room for the newcomer once slot 0 was proven.
+    assert!(gone.is_empty(), "{gone:?}");
+    let (server, client) = pair(&listener);
+    let last = slots.admit(server.as_fd()).unwrap();
+    sockets.push((server, client));
+    let gone: Vec<usize> = (0..admitted.len())
+        .filter(|i| admitted[*i].state.evicted.is_cancelled())
+        .collect();
+    assert_eq!(gone, [3]);
+    assert!(!newest.state.evicted.is_cancelled() && !last.state.evicted.is_cancelled());
+    assert_eq!(slots.counts(), (UNPROVEN_SLOTS, 1));
+    drop(admitted);
+    drop((newest, last));
+    assert_eq!(slots.counts(), (0, 0));
+}
+
+#[test]
+fn few_descriptors_mean_fewer_unproven_slots() {
+    // Plenty: the full bounds.
+    let plenty = Limits::for_descriptors(1 << 20);
+    assert_eq!((plenty.share, plenty.hard), (256, 1024));
+    assert_eq!(plenty.capacity, ((1 << 20) - 64) / 2);
+    let unlimited = Limits::for_descriptors(u64::MAX);
+    assert_eq!((unlimited.share, unlimited.hard), (256, 1024));
+    // A common default soft limit: (1024 - 64) / 2.
+    assert_eq!(
+        Limits::for_descriptors(1024),
+        Limits {
+            share: 120,
+            hard: 480,
+            capacity: 480
+        }
+    );
+    // Very few: half kept for the rest.
+    assert_eq!(
+        Limits::for_descriptors(64),
+        Limits {
+            share: 4,
+            hard: 16,
+            capacity: 16
+        }
+    );
+    assert_eq!(
+        Limits::for_descriptors(0),
+        Limits {
+            share: 1,
+            hard: 4,
+            capacity: 4
+        }
+    );
+}
+
+#[tokio::test]
+async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let slots = Arc::new(Slots::new(Limits {
+        share: 1,
+        hard: 2,
+        capacity: 2,
+    }));
+    let mut sockets = Vec::new();
+    let mut admitted = Vec::new();
+    for _ in 0..3 {
+        let (server, client) = pair(&listener);
+        admitted.push(slots.admit(server.as_fd()).unwrap());
+        sockets.push((server, client));
+    }
+    // The third pushed out the first, whose task has not ended yet.
+    assert!(admitted[0].state.evicted.is_cancelled());
+    let early = Duration::from_millis(50);
+    assert!(
+        tokio::time::timeout(early, slots.room()).await.is_err(),
+        "room while the pushed-out connection still holds its socket"
+    );
+    drop(admitted.remove(0));
+    assert!(tokio::time::timeout(early, slots.room()).await.is_ok());
+    // Below the bound nothing waits, whatever is leaving.
+    admitted[0].prove();
+    assert!(slots.shed_idle());
+    assert!(tokio::time::timeout(early, slots.room()).await.is_ok());
+}
+
+#[test]
+fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let slots = Arc::new(Slots::default());
+    let mut sockets = Vec::new();
+    let mut admitted = Vec::new();
+    for _ in 0..3 {
+        let (server, client) = pair(&listener);
+        admitted.push(slots.admit(server.as_fd()).unwrap());
+        sockets.push((server, client));
+    }
+    // Well within its grace, and still the first idle one to go.
+    admitted[0].set_busy(true);
+    assert!(slots.shed_idle());
+    let gone: Vec<bool> = admitted
+        .iter()
+        .map(|s| s.state.evicted.is_cancelled())
+        .collect();
+    assert_eq!(gone, [false, true, false]);
+    // Once closed, it is reset rather than ended in order.
+    let (server, mut client) = sockets.remove(1);
+    drop((admitted.remove(1), server));
+    let mut buf = [0u8; 1];
+    let read = std::io::Read::read(&mut client, &mut buf);
+    assert_eq!(
+        read.map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::ConnectionReset)
+    );
+    admitted[1].prove();
+    assert!(!slots.shed_idle(), "only a busy one is left");
+}
