@@ -10,6 +10,7 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use http::Request;
@@ -22,7 +23,7 @@ use tower::ServiceExt;
 use tower::service_fn;
 
 use super::descriptors;
-use super::slots::{Limits, Slots, UNPROVEN_HARD_LIMIT};
+use super::slots::{Limits, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
@@ -92,6 +93,40 @@ async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<In
     }
 }
 
+/// Serves one accepted connection in its own task, until it ends or its
+/// slot is pushed out; `slot` marks it busy while a request is served.
+fn spawn_connection(
+    stream: TcpStream,
+    slot: Arc<Slot>,
+    router: axum::Router,
+    graceful: &GracefulShutdown,
+) {
+    let placed = Arc::clone(&slot);
+    let service = service_fn(move |mut request: Request<Incoming>| {
+        let slot = Arc::clone(&placed);
+        request.extensions_mut().insert(Arc::clone(&slot));
+        slot.set_busy(true);
+        let served = router.clone().oneshot(request);
+        async move {
+            let response = served.await;
+            slot.set_busy(false);
+            response
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_header_size(MAX_HEADER_BYTES)
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+    let connection = graceful.watch(connection);
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = connection => {}
+            () = slot.evicted() => {}
+        }
+    });
+}
+
 /// Serves on the endpoint's bound listener until `shutdown`.
 pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Future<Output = ()>) {
     if let Ok(address) = endpoint.listener.local_addr() {
@@ -120,31 +155,7 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
         let Some(slot) = slots.admit(stream.as_fd()) else {
             continue;
         };
-        let router = router.clone();
-        let placed = Arc::clone(&slot);
-        let service = service_fn(move |mut request: Request<Incoming>| {
-            let slot = Arc::clone(&placed);
-            request.extensions_mut().insert(Arc::clone(&slot));
-            slot.set_busy(true);
-            let served = router.clone().oneshot(request);
-            async move {
-                let response = served.await;
-                slot.set_busy(false);
-                response
-            }
-        });
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT)
-            .max_header_size(MAX_HEADER_BYTES)
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = connection => {}
-                () = slot.evicted() => {}
-            }
-        });
+        spawn_connection(stream, slot, router.clone(), &graceful);
         // Let the new connection read its headers before the next accept.
         tokio::task::yield_now().await;
     }
