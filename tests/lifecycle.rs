@@ -161,16 +161,7 @@ async fn no_rust_log_value_puts_prompts_or_screens_in_the_log() {
             let secret = format!("Xy7-SECRET-PROMPT-{n}-{transport}");
             let (client, _adapter) = if transport == "stdio" {
                 let config = sim.config(extra.clone());
-                let stderr = std::fs::File::create(&log).unwrap();
-                let mut command = tokio::process::Command::new(adapter_bin());
-                command
-                    .args(["serve", "--config", config.to_str().unwrap()])
-                    .env("RUST_LOG", rust_log);
-                let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-                    .stderr(Stdio::from(stderr))
-                    .spawn()
-                    .unwrap();
-                (rmcp::ServiceExt::serve((), transport).await.unwrap(), None)
+                (mcp::stdio_logging(&config, &log, rust_log).await, None)
             } else {
                 let config = |port: u16| {
                     let mut config = extra.clone();

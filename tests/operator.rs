@@ -3,7 +3,7 @@
 //! wrong at start and on refused HTTP requests, and the audit line that no
 //! log level switches off.
 
-use std::process::Stdio;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::core_client::wait_status;
 use crate::stdio_tools::{approve_all, audit_lines};
 use crate::support::mcp::{self, TEST_TOKEN};
-use crate::support::{Sim, SimOptions, adapter_bin, eventually, run_adapter};
+use crate::support::{Sim, SimOptions, eventually, run_adapter};
 use herdr_core_mcp::hc::HcClient;
 use herdr_core_mcp::hc::wire::TerminalStatus;
 
@@ -222,21 +222,24 @@ async fn no_log_level_switches_off_the_audit_line() {
         .enumerate()
     {
         let log = sim.dir.path().join(format!("audit-{n}.stderr"));
-        let stderr = std::fs::File::create(&log).unwrap();
-        let mut command = tokio::process::Command::new(adapter_bin());
-        command
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .env("RUST_LOG", rust_log);
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .unwrap();
-        let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+        let client = mcp::stdio_logging(&config, &log, rust_log).await;
         mcp::send_prompt(&client, "t2", "hello").await;
         client.cancel().await.unwrap();
         let lines = audit_lines(&std::fs::read_to_string(&log).unwrap());
         assert_eq!(lines.len(), 1, "RUST_LOG={rust_log}: {lines:?}");
     }
+}
+
+/// The line `serve` logs after its start-up probe of hc.
+async fn start_probe_line(log: &Path) -> String {
+    eventually("the start probe line", || {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.contains("core_id") && l.contains("approval"))
+            .map(str::to_owned)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -245,14 +248,7 @@ async fn serve_says_at_start_what_it_found() {
     let wrong = sim.config(json!({"coreId": "c-of-yesterday", "sendAllowlist": allowlist}));
     let log = sim.dir.path().join("start-wrong.stderr");
     let (client, _) = mcp::stdio_process((), &wrong, &log).await;
-    let line = eventually("the start probe line", || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .find(|l| l.contains("core_id") && l.contains("approval"))
-            .map(str::to_owned)
-    })
-    .await;
+    let line = start_probe_line(&log).await;
     assert!(
         line.contains("does NOT match") && line.contains("0 of 2 approval"),
         "{line}"
@@ -261,14 +257,7 @@ async fn serve_says_at_start_what_it_found() {
     let right = sim.config(json!({"coreId": sim.core_id, "sendAllowlist": allowlist}));
     let log = sim.dir.path().join("start-right.stderr");
     let (client, _) = mcp::stdio_process((), &right, &log).await;
-    let line = eventually("the start probe line", || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .find(|l| l.contains("core_id") && l.contains("approval"))
-            .map(str::to_owned)
-    })
-    .await;
+    let line = start_probe_line(&log).await;
     assert!(
         line.contains("coreId matches") && line.contains("2 of 2 approval"),
         "{line}"

@@ -1,7 +1,7 @@
 //! `wait_for_output` end to end against the simulator: waits on what a
 //! terminal shows, for agents and for shells that report no status.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -10,21 +10,15 @@ use crate::core_client::wait_status;
 use crate::stdio_tools::World;
 use crate::support::mcp::{self, call, call_invalid, is_error, structured, text};
 use crate::support::{Sim, SimOptions};
-use crate::wait_tools::ProgressRecorder;
+use crate::wait_tools::{
+    ProgressRecorder, agents, assert_polling_stopped, spawn_calls, worst_read_latency,
+};
 use herdr_core_mcp::hc::wire::TerminalStatus;
 
 async fn wait(world: &World, args: Value) -> Value {
     let result = call(&world.client, "wait_for_output", args).await;
     assert!(!is_error(&result), "{result:?}");
     structured(&result).clone()
-}
-
-fn agents(n: usize, delay_ms: u64) -> SimOptions {
-    SimOptions {
-        agents: n,
-        agent_delay_ms: Some(delay_ms),
-        ..SimOptions::default()
-    }
 }
 
 /// Starts a wait and returns its task; the wait's first read (the
@@ -218,12 +212,7 @@ async fn progress_arrives_and_cancellation_stops_the_reads() {
     .await;
     assert_eq!(progress.progress_token, handle.progress_token);
     handle.cancel(Some("test".into())).await.expect("cancel");
-    // Once cancelled, the simulator sees no more reads (allow one in flight).
-    let reads = || sim.calls("terminal.read");
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let after_cancel = reads();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(reads(), after_cancel, "reading went on after cancellation");
+    assert_polling_stopped(&sim, "terminal.read").await;
 }
 
 #[tokio::test]
@@ -232,34 +221,12 @@ async fn sixty_four_concurrent_output_waits_leave_reads_fast() {
     for a in ["t1", "t2"] {
         wait_status(&world.hc, a, TerminalStatus::Idle).await;
     }
-    let mut baseline = Duration::ZERO;
-    for _ in 0..10 {
-        let started = Instant::now();
-        call(&world.client, "read_output", json!({"address": "t2"})).await;
-        baseline = baseline.max(started.elapsed());
-    }
+    let baseline = worst_read_latency(&world, 10).await;
     let reads = world.sim.calls("terminal.read");
-    let waits: Vec<_> = (0..64)
-        .map(|_| {
-            let peer = world.client.peer().clone();
-            tokio::spawn(async move {
-                let args = json!({"address": "t1", "pattern": "never", "timeout_ms": 3000});
-                peer.call_tool(
-                    CallToolRequestParams::new("wait_for_output")
-                        .with_arguments(args.as_object().unwrap().clone()),
-                )
-                .await
-            })
-        })
-        .collect();
+    let args = json!({"address": "t1", "pattern": "never", "timeout_ms": 3000});
+    let waits = spawn_calls(&world, "wait_for_output", &args, 64);
     world.sim.wait_for_calls("terminal.read", reads + 64).await;
-    let mut worst = Duration::ZERO;
-    for _ in 0..20 {
-        let started = Instant::now();
-        let result = call(&world.client, "read_output", json!({"address": "t2"})).await;
-        assert!(!is_error(&result));
-        worst = worst.max(started.elapsed());
-    }
+    let worst = worst_read_latency(&world, 20).await;
     eprintln!("read_output worst latency: {baseline:?} alone, {worst:?} beside 64 output waits");
     assert!(
         worst < Duration::from_millis(500).max(baseline * 20),

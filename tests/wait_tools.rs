@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
@@ -26,12 +26,54 @@ async fn send(world: &World, address: &str, text: &str) -> Value {
     out
 }
 
-fn agents(n: usize, delay_ms: u64) -> SimOptions {
+pub fn agents(n: usize, delay_ms: u64) -> SimOptions {
     SimOptions {
         agents: n,
         agent_delay_ms: Some(delay_ms),
         ..SimOptions::default()
     }
+}
+
+/// After a wait was cancelled: the simulator sees no more `method` calls
+/// (one already in flight may land within the first 600 ms).
+pub async fn assert_polling_stopped(sim: &Sim, method: &str) {
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let after_cancel = sim.calls(method);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        sim.calls(method),
+        after_cancel,
+        "{method} went on after cancellation"
+    );
+}
+
+/// The worst latency of `calls` lockstep `read_output` calls on t2.
+pub async fn worst_read_latency(world: &World, calls: usize) -> Duration {
+    let mut worst = Duration::ZERO;
+    for _ in 0..calls {
+        let started = Instant::now();
+        let result = call(&world.client, "read_output", json!({"address": "t2"})).await;
+        assert!(!is_error(&result), "{result:?}");
+        worst = worst.max(started.elapsed());
+    }
+    worst
+}
+
+/// Starts `count` concurrent calls of `tool` with `args`.
+pub fn spawn_calls(
+    world: &World,
+    tool: &'static str,
+    args: &Value,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<Result<CallToolResult, rmcp::ServiceError>>> {
+    (0..count)
+        .map(|_| {
+            let peer = world.client.peer().clone();
+            let request = CallToolRequestParams::new(tool)
+                .with_arguments(args.as_object().expect("arguments object").clone());
+            tokio::spawn(async move { peer.call_tool(request).await })
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -266,12 +308,7 @@ async fn progress_arrives_and_cancellation_stops_polling() {
         "{progress:?}"
     );
     handle.cancel(Some("test".into())).await.expect("cancel");
-    // Once cancelled, the simulator sees no more polls (allow one in flight).
-    let calls = || sim.calls("terminal.get");
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let after_cancel = calls();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(calls(), after_cancel, "polling went on after cancellation");
+    assert_polling_stopped(&sim, "terminal.get").await;
 }
 
 #[tokio::test]
@@ -283,34 +320,11 @@ async fn sixty_four_concurrent_waits_leave_reads_fast() {
     world.arrange("t1", "busy").await;
     wait_status(&world.hc, "t1", TerminalStatus::Working).await;
     // Baseline read latency with nothing else going on.
-    let mut baseline = Duration::ZERO;
-    for _ in 0..10 {
-        let started = Instant::now();
-        call(&world.client, "read_output", json!({"address": "t2"})).await;
-        baseline = baseline.max(started.elapsed());
-    }
-    let waits: Vec<_> = (0..64)
-        .map(|_| {
-            let peer = world.client.peer().clone();
-            tokio::spawn(async move {
-                let args =
-                    json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 3000});
-                peer.call_tool(
-                    CallToolRequestParams::new("wait_for_status")
-                        .with_arguments(args.as_object().unwrap().clone()),
-                )
-                .await
-            })
-        })
-        .collect();
+    let baseline = worst_read_latency(&world, 10).await;
+    let args = json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 3000});
+    let waits = spawn_calls(&world, "wait_for_status", &args, 64);
     world.sim.wait_for_calls("terminal.get", 64).await;
-    let mut worst = Duration::ZERO;
-    for _ in 0..20 {
-        let started = Instant::now();
-        let result = call(&world.client, "read_output", json!({"address": "t2"})).await;
-        assert!(!is_error(&result));
-        worst = worst.max(started.elapsed());
-    }
+    let worst = worst_read_latency(&world, 20).await;
     eprintln!("read_output worst latency: {baseline:?} alone, {worst:?} beside 64 waits");
     assert!(
         worst < Duration::from_millis(500).max(baseline * 20),

@@ -39,12 +39,26 @@ pub async fn stdio_process<H: rmcp::ClientHandler>(
     config: &Path,
     stderr_log: &Path,
 ) -> (RunningService<RoleClient, H>, u32) {
+    stdio_spawn(handler, config, stderr_log, "info").await
+}
+
+/// [`stdio`] with `RUST_LOG` set to `rust_log`.
+pub async fn stdio_logging(config: &Path, stderr_log: &Path, rust_log: &str) -> Client {
+    stdio_spawn((), config, stderr_log, rust_log).await.0
+}
+
+async fn stdio_spawn<H: rmcp::ClientHandler>(
+    handler: H,
+    config: &Path,
+    stderr_log: &Path,
+    rust_log: &str,
+) -> (RunningService<RoleClient, H>, u32) {
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
     let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
         c.arg("serve")
             .arg("--config")
             .arg(config)
-            .env("RUST_LOG", "info");
+            .env("RUST_LOG", rust_log);
     });
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::from(stderr))

@@ -168,7 +168,7 @@ pub async fn run(
         Ended::Done(outcome) => outcome,
         Ended::Timeout => WaitOutputOutcome::Timeout,
     };
-    let output = WaitForOutputOutput::new(&plan, &watch, outcome, started.elapsed());
+    let output = watch.output(outcome, started.elapsed());
     let text = output::render(&output);
     Ok(structured(&output, text, false))
 }

@@ -1,18 +1,12 @@
 //! What `wait_for_output` answers: the outcome, the match, and the last
 //! screen's tail with its status, marked as untrusted output.
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::Plan;
-use super::watch::OutputWatch;
 use crate::escape::{printable, printable_lines};
 use crate::hc::wire::TerminalStatus;
 use crate::tools::read_output::UNTRUSTED_NOTICE;
-use crate::tools::text::tail_chars;
-use crate::tools::wait;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -65,36 +59,6 @@ pub struct WaitForOutputOutput {
     /// hc's flag for the last screen: false when caught mid-update.
     pub complete: bool,
     pub notice: String,
-}
-
-impl WaitForOutputOutput {
-    pub(super) fn new(
-        plan: &Plan,
-        watch: &OutputWatch<'_>,
-        outcome: WaitOutputOutcome,
-        elapsed: Duration,
-    ) -> WaitForOutputOutput {
-        let screen = watch.last.as_ref().map(|(screen, _)| screen);
-        let (text, total_chars, truncated) =
-            tail_chars(screen.map_or("", |s| &s.text), plan.max_chars);
-        WaitForOutputOutput {
-            outcome,
-            elapsed_ms: wait::millis(elapsed),
-            timeout_ms: wait::millis(plan.timeout),
-            address: plan.address.clone(),
-            created_ms: watch.lifetime,
-            status: screen.map(|s| s.status),
-            status_seq: screen.map(|s| s.status_seq),
-            found: watch.found.clone(),
-            screen_changed: watch.changed,
-            polls: watch.polls,
-            text: text.to_owned(),
-            total_chars,
-            truncated,
-            complete: screen.is_some_and(|s| s.complete),
-            notice: UNTRUSTED_NOTICE.to_owned(),
-        }
-    }
 }
 
 pub(super) fn render(out: &WaitForOutputOutput) -> String {

@@ -2,14 +2,18 @@
 //! lifetime), then `terminal.read` with `lines: 0`, judged against the
 //! baseline (the first complete screen).
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::Plan;
-use super::output::{OutputMatch, WaitOutputOutcome};
+use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 use crate::hc::wire::{ErrorKind, ReadResult};
 use crate::hc::{CoreError, HcClient};
 use crate::tools::error::ToolError;
-use crate::tools::wait::{Poll, Watch};
+use crate::tools::read_output::UNTRUSTED_NOTICE;
+use crate::tools::text::tail_chars;
+use crate::tools::wait::{self, Poll, Watch};
 
 pub(super) struct OutputWatch<'a> {
     plan: &'a Plan,
@@ -37,6 +41,31 @@ impl<'a> OutputWatch<'a> {
             last: None,
             changed: false,
             found: None,
+        }
+    }
+
+    /// The answer after `outcome`, from the last screen read.
+    pub fn output(&self, outcome: WaitOutputOutcome, elapsed: Duration) -> WaitForOutputOutput {
+        let plan = self.plan;
+        let screen = self.last.as_ref().map(|(screen, _)| screen);
+        let (text, total_chars, truncated) =
+            tail_chars(screen.map_or("", |s| &s.text), plan.max_chars);
+        WaitForOutputOutput {
+            outcome,
+            elapsed_ms: wait::millis(elapsed),
+            timeout_ms: wait::millis(plan.timeout),
+            address: plan.address.clone(),
+            created_ms: self.lifetime,
+            status: screen.map(|s| s.status),
+            status_seq: screen.map(|s| s.status_seq),
+            found: self.found.clone(),
+            screen_changed: self.changed,
+            polls: self.polls,
+            text: text.to_owned(),
+            total_chars,
+            truncated,
+            complete: screen.is_some_and(|s| s.complete),
+            notice: UNTRUSTED_NOTICE.to_owned(),
         }
     }
 

@@ -5,49 +5,64 @@ use std::net::{TcpListener, TcpStream};
 
 use super::*;
 
-/// A connected pair: (the server's end, the client's end).
-fn pair(listener: &TcpListener) -> (TcpStream, TcpStream) {
-    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    (listener.accept().unwrap().0, client)
+/// Loopback connections admitted to one `Slots`, both ends held open.
+struct Bench {
+    listener: TcpListener,
+    slots: Arc<Slots>,
+    /// (the server's end, the client's end) of each connection.
+    sockets: Vec<(TcpStream, TcpStream)>,
+}
+
+impl Bench {
+    fn new(limits: Limits) -> Bench {
+        Bench {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            slots: Arc::new(Slots::new(limits)),
+            sockets: Vec::new(),
+        }
+    }
+
+    /// Connects and admits one more connection.
+    fn admit(&mut self) -> Arc<Slot> {
+        let client = TcpStream::connect(self.listener.local_addr().unwrap()).unwrap();
+        let server = self.listener.accept().unwrap().0;
+        let slot = self.slots.admit(server.as_fd()).unwrap();
+        self.sockets.push((server, client));
+        slot
+    }
+
+    fn admit_many(&mut self, count: usize) -> Vec<Arc<Slot>> {
+        (0..count).map(|_| self.admit()).collect()
+    }
+}
+
+/// Which of `admitted` were pushed out.
+fn pushed_out(admitted: &[Arc<Slot>]) -> Vec<usize> {
+    (0..admitted.len())
+        .filter(|i| admitted[*i].state.evicted.is_cancelled())
+        .collect()
 }
 
 #[test]
 fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slots = Arc::new(Slots::default());
-    let mut sockets = Vec::new();
-    let mut admitted = Vec::new();
-    for _ in 0..UNPROVEN_SLOTS {
-        let (server, client) = pair(&listener);
-        admitted.push(slots.admit(server.as_fd()).unwrap());
-        sockets.push((server, client));
-    }
+    let mut bench = Bench::new(Limits::default());
+    let admitted = bench.admit_many(UNPROVEN_SLOTS);
     // Slot 0 is proven, slot 1 is serving a request, slot 2 has sent
     // bytes not yet read: none of them may go. Slot 3 is idle.
     admitted[0].prove();
     admitted[1].set_busy(true);
-    sockets[2].1.write_all(b"POST /mcp").unwrap();
+    bench.sockets[2].1.write_all(b"POST /mcp").unwrap();
     std::thread::sleep(GRACE);
-    let (server, client) = pair(&listener);
-    let newest = slots.admit(server.as_fd()).unwrap();
-    sockets.push((server, client));
-    let gone: Vec<usize> = (0..admitted.len())
-        .filter(|i| admitted[*i].state.evicted.is_cancelled())
-        .collect();
+    let newest = bench.admit();
     // The share had room for the newcomer once slot 0 was proven.
-    assert!(gone.is_empty(), "{gone:?}");
-    let (server, client) = pair(&listener);
-    let last = slots.admit(server.as_fd()).unwrap();
-    sockets.push((server, client));
-    let gone: Vec<usize> = (0..admitted.len())
-        .filter(|i| admitted[*i].state.evicted.is_cancelled())
-        .collect();
-    assert_eq!(gone, [3]);
+    assert_eq!(pushed_out(&admitted), [] as [usize; 0]);
+    let last = bench.admit();
+    assert_eq!(pushed_out(&admitted), [3]);
     assert!(!newest.state.evicted.is_cancelled() && !last.state.evicted.is_cancelled());
-    assert_eq!(slots.counts(), (UNPROVEN_SLOTS, 1));
+    assert_eq!(bench.slots.counts(), (UNPROVEN_SLOTS, 1));
     drop(admitted);
     drop((newest, last));
-    assert_eq!(slots.counts(), (0, 0));
+    assert_eq!(bench.slots.counts(), (0, 0));
 }
 
 #[test]
@@ -88,21 +103,15 @@ fn few_descriptors_mean_fewer_unproven_slots() {
 
 #[tokio::test]
 async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slots = Arc::new(Slots::new(Limits {
+    let mut bench = Bench::new(Limits {
         share: 1,
         hard: 2,
         capacity: 2,
-    }));
-    let mut sockets = Vec::new();
-    let mut admitted = Vec::new();
-    for _ in 0..3 {
-        let (server, client) = pair(&listener);
-        admitted.push(slots.admit(server.as_fd()).unwrap());
-        sockets.push((server, client));
-    }
+    });
+    let mut admitted = bench.admit_many(3);
+    let slots = Arc::clone(&bench.slots);
     // The third pushed out the first, whose task has not ended yet.
-    assert!(admitted[0].state.evicted.is_cancelled());
+    assert_eq!(pushed_out(&admitted), [0]);
     let early = Duration::from_millis(50);
     assert!(
         tokio::time::timeout(early, slots.room()).await.is_err(),
@@ -118,25 +127,15 @@ async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close(
 
 #[test]
 fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slots = Arc::new(Slots::default());
-    let mut sockets = Vec::new();
-    let mut admitted = Vec::new();
-    for _ in 0..3 {
-        let (server, client) = pair(&listener);
-        admitted.push(slots.admit(server.as_fd()).unwrap());
-        sockets.push((server, client));
-    }
+    let mut bench = Bench::new(Limits::default());
+    let mut admitted = bench.admit_many(3);
+    let slots = Arc::clone(&bench.slots);
     // Well within its grace, and still the first idle one to go.
     admitted[0].set_busy(true);
     assert!(slots.shed_idle());
-    let gone: Vec<bool> = admitted
-        .iter()
-        .map(|s| s.state.evicted.is_cancelled())
-        .collect();
-    assert_eq!(gone, [false, true, false]);
+    assert_eq!(pushed_out(&admitted), [1]);
     // Once closed, it is reset rather than ended in order.
-    let (server, mut client) = sockets.remove(1);
+    let (server, mut client) = bench.sockets.remove(1);
     drop((admitted.remove(1), server));
     let mut buf = [0u8; 1];
     let read = std::io::Read::read(&mut client, &mut buf);
