@@ -14,6 +14,7 @@ mod inspect_core;
 mod lifecycle;
 mod operator;
 mod output_waits;
+mod pattern_costs;
 mod restarts;
 mod stdio_tools;
 pub mod wait_tools;

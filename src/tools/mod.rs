@@ -5,6 +5,7 @@
 //! Below the tools sit `app` (client and config), `config`, `hc`, `audit`
 //! and `escape`; nothing below imports from here.
 
+mod arguments;
 pub mod cursor;
 pub mod error;
 pub mod list_sessions;
@@ -25,14 +26,16 @@ use cursor::CursorKey;
 use send_locks::SendLocks;
 pub use server::{HerdrServer, PROTOCOL_VERSIONS};
 use wait::WaitPermits;
+use wait_for_output::Matchers;
 
 /// What the tools share: the app below them, and state of their own (the
-/// key that seals cursors, the waits' share of the pool, the per-terminal
-/// send locks). One per process.
+/// key that seals cursors, the waits' share of the pool, the thread that
+/// matches wait patterns, the per-terminal send locks). One per process.
 pub struct Tools {
     app: Arc<App>,
     cursors: CursorKey,
     wait_permits: WaitPermits,
+    matchers: Matchers,
     send_locks: Arc<SendLocks>,
 }
 
@@ -42,6 +45,7 @@ impl Tools {
             app,
             cursors: CursorKey::random(),
             wait_permits: WaitPermits::default(),
+            matchers: Matchers::default(),
             send_locks: Arc::default(),
         }
     }
@@ -56,6 +60,10 @@ impl Tools {
 
     pub(crate) fn wait_permits(&self) -> &WaitPermits {
         &self.wait_permits
+    }
+
+    pub(crate) fn matchers(&self) -> &Matchers {
+        &self.matchers
     }
 
     pub fn send_locks(&self) -> &Arc<SendLocks> {

@@ -55,6 +55,12 @@ pub trait Watch {
     /// One round of calls; runs under a wait permit.
     async fn poll(&mut self, client: &HcClient) -> Result<Poll<Self::Done>, ToolError>;
 
+    /// Judges what a pending round read, with no permit held and no hc
+    /// call: where work that takes CPU time belongs.
+    async fn judge(&mut self) -> Option<Self::Done> {
+        None
+    }
+
     /// What a progress notification says about the state so far.
     fn progress(&self) -> String;
 }
@@ -83,8 +89,8 @@ impl Limits {
     }
 }
 
-/// Polls `watch` until it is done, the timeout passes, or the request is
-/// cancelled.
+/// Polls `watch` until it is done, the timeout passes (a round still
+/// running then is abandoned), or the request is cancelled.
 pub async fn run<W: Watch>(
     client: &HcClient,
     permits: &WaitPermits,
@@ -100,12 +106,22 @@ pub async fn run<W: Watch>(
     let mut last_progress = started;
     loop {
         let round = async {
-            let _permit = permits.0.acquire().await.expect("never closed");
-            watch.poll(client).await
+            let polled = {
+                let _permit = permits.0.acquire().await.expect("never closed");
+                watch.poll(client).await?
+            };
+            Ok::<_, ToolError>(match polled {
+                Poll::Pending { changed } => match watch.judge().await {
+                    Some(done) => Poll::Done(done),
+                    None => Poll::Pending { changed },
+                },
+                done => done,
+            })
         };
         let changed = tokio::select! {
             biased;
             () = context.ct.cancelled() => return Err(ToolError::Cancelled),
+            () = tokio::time::sleep_until(deadline) => return Ok(Ended::Timeout),
             polled = round => match polled? {
                 Poll::Done(done) => return Ok(Ended::Done(done)),
                 Poll::Pending { changed } => changed,

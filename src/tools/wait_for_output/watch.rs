@@ -1,12 +1,14 @@
 //! One round of `wait_for_output`: `terminal.get` (gone, finished, another
-//! lifetime), then `terminal.read` with `lines: 0`, judged against the
-//! baseline (the first complete screen).
+//! lifetime), then `terminal.read` with `lines: 0` (under a wait permit),
+//! then, with no permit held, the screen judged against the baseline (the
+//! first complete screen), the pattern matched off the async workers.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::Plan;
+use super::matcher::{LineMatcher, Matchers};
 use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 use crate::hc::wire::{ErrorKind, ReadResult};
 use crate::hc::{CoreError, HcClient};
@@ -17,6 +19,14 @@ use crate::tools::wait::{self, Poll, Watch};
 
 pub(super) struct OutputWatch<'a> {
     plan: &'a Plan,
+    matchers: &'a Matchers,
+    /// The pattern and what it knows of the last screen's lines; `None`
+    /// without a pattern, or once a scan was abandoned with its wait.
+    matcher: Option<LineMatcher>,
+    /// The last round read a complete screen to judge.
+    to_judge: bool,
+    /// The last round found the program exited.
+    finished: bool,
     pub polls: u64,
     /// The lifetime the wait is bound to: `created_ms` if given, else the
     /// first one seen.
@@ -32,9 +42,13 @@ pub(super) struct OutputWatch<'a> {
 }
 
 impl<'a> OutputWatch<'a> {
-    pub fn new(plan: &'a Plan) -> OutputWatch<'a> {
+    pub fn new(plan: &'a Plan, matchers: &'a Matchers) -> OutputWatch<'a> {
         OutputWatch {
             plan,
+            matchers,
+            matcher: plan.pattern.clone().map(LineMatcher::new),
+            to_judge: false,
+            finished: false,
             polls: 0,
             lifetime: plan.created_ms,
             baseline: None,
@@ -84,28 +98,30 @@ impl<'a> OutputWatch<'a> {
     }
 
     /// Whether the last (complete) screen ends the wait.
-    fn judge(&mut self) -> Option<WaitOutputOutcome> {
+    async fn judge_screen(&mut self) -> Option<WaitOutputOutcome> {
         let (screen, since) = self.last.as_ref()?;
         let baseline = self.baseline.as_ref()?;
         if screen.text == *baseline {
             return None;
         }
         self.changed = true;
-        self.found = self.plan.pattern.as_ref().and_then(|pattern| {
-            screen
-                .text
-                .lines()
-                .enumerate()
-                .find(|(_, line)| pattern.is_match(line))
-                .map(|(row, line)| OutputMatch {
-                    row,
-                    line: line.to_owned(),
-                })
-        });
+        let since = *since;
+        let matched = if self.plan.pattern.is_some() {
+            let matcher = self.matcher.take()?;
+            let text = screen.text.clone();
+            let (matcher, scan) = self.matchers.scan(matcher, text).await;
+            self.matcher = Some(matcher);
+            // A scan the budget cut short says nothing yet of the lines it
+            // did not reach: the next round goes on from there.
+            self.found = scan.found.map(|(row, line)| OutputMatch { row, line });
+            Some(self.found.is_some())
+        } else {
+            None
+        };
         let quiet_enough = self.plan.quiet.is_none_or(|quiet| since.elapsed() >= quiet);
-        match (&self.plan.pattern, &self.found) {
-            (Some(_), Some(_)) if quiet_enough => Some(WaitOutputOutcome::Matched),
-            (None, _) if quiet_enough => Some(WaitOutputOutcome::Settled),
+        match matched {
+            Some(true) if quiet_enough => Some(WaitOutputOutcome::Matched),
+            None if quiet_enough => Some(WaitOutputOutcome::Settled),
             _ => None,
         }
     }
@@ -134,17 +150,21 @@ impl Watch for OutputWatch<'_> {
         let complete = screen.complete;
         let new = self.keep(screen);
         // A screen caught mid-update never ends a wait, nor sets the baseline.
-        if complete {
-            if self.baseline.is_none() {
-                self.baseline = self.last.as_ref().map(|(s, _)| s.text.clone());
-            } else if let Some(outcome) = self.judge() {
-                return Ok(Poll::Done(outcome));
-            }
+        self.to_judge = complete && self.baseline.is_some();
+        if complete && self.baseline.is_none() {
+            self.baseline = self.last.as_ref().map(|(s, _)| s.text.clone());
         }
-        if record.is_finished() {
-            return Ok(Poll::Done(WaitOutputOutcome::Finished));
-        }
+        self.finished = record.is_finished();
         Ok(Poll::Pending { changed: new })
+    }
+
+    async fn judge(&mut self) -> Option<WaitOutputOutcome> {
+        if std::mem::take(&mut self.to_judge)
+            && let Some(outcome) = self.judge_screen().await
+        {
+            return Some(outcome);
+        }
+        self.finished.then_some(WaitOutputOutcome::Finished)
     }
 
     fn progress(&self) -> String {
