@@ -4,6 +4,7 @@
 mod support;
 
 mod approve;
+mod argument_errors;
 mod config_safety;
 mod core_client;
 mod fault_matrix;

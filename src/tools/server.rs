@@ -1,12 +1,12 @@
 //! The MCP server: the tool router and each tool's description, schema and
 //! annotations. The tools' work is in their own modules; this file only
-//! routes, and maps their results to MCP at the edge (`error::respond`).
+//! routes, reads arguments at the edge (`arguments::Arguments`, which names
+//! a wrong one) and maps results to MCP there too (`error::respond`).
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::handler::server::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use super::Tools;
+use super::arguments::Arguments;
 use super::error::respond;
 use super::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::read_output::{self, ReadOutputArgs, ReadOutputOutput};
@@ -86,7 +87,7 @@ impl HerdrServer {
     )]
     async fn list_sessions(
         &self,
-        Parameters(args): Parameters<ListSessionsArgs>,
+        Arguments(args): Arguments<ListSessionsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(list_sessions::run(&self.tools, args).await))
     }
@@ -109,7 +110,7 @@ impl HerdrServer {
     )]
     async fn read_output(
         &self,
-        Parameters(args): Parameters<ReadOutputArgs>,
+        Arguments(args): Arguments<ReadOutputArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(read_output::run(&self.tools, args).await))
     }
@@ -139,7 +140,7 @@ impl HerdrServer {
     )]
     async fn send_prompt(
         &self,
-        Parameters(args): Parameters<SendPromptArgs>,
+        Arguments(args): Arguments<SendPromptArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(send_prompt::run(Arc::clone(&self.tools), args, context.ct).await)
@@ -167,7 +168,7 @@ impl HerdrServer {
     )]
     async fn wait_for_status(
         &self,
-        Parameters(args): Parameters<WaitForStatusArgs>,
+        Arguments(args): Arguments<WaitForStatusArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(
@@ -201,7 +202,7 @@ impl HerdrServer {
     )]
     async fn wait_for_output(
         &self,
-        Parameters(args): Parameters<WaitForOutputArgs>,
+        Arguments(args): Arguments<WaitForOutputArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(

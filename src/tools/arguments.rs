@@ -1,0 +1,108 @@
+//! How a tool's JSON arguments become its typed `…Args`: like rmcp's
+//! `Parameters<T>`, but an argument of the wrong type is named in the
+//! error (`argument `limit`: invalid type: string "x", expected u32`,
+//! `argument `targets[0].after_seq`: …`), which serde alone does not do.
+//! The error keeps rmcp's shape (an `invalid_params` whose message starts
+//! "failed to deserialize parameters:", which rmcp's router turns into an
+//! `isError` result the model reads), and is escaped, since it quotes what
+//! the client sent.
+
+use rmcp::ErrorData;
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::tool::ToolCallContext;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::escape::printable;
+
+/// The start rmcp's router looks for to answer with an `isError` result
+/// rather than a JSON-RPC error.
+const PREFIX: &str = "failed to deserialize parameters:";
+
+/// A tool's arguments, deserialized with the path of any wrong one.
+pub struct Arguments<T>(pub T);
+
+impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Arguments<T> {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take().unwrap_or_default();
+        parse(Value::Object(arguments))
+            .map(Arguments)
+            .map_err(|message| ErrorData::invalid_params(message, None))
+    }
+}
+
+/// `value` as `T`, or the error text naming the argument at fault.
+fn parse<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let error = e.into_inner().to_string();
+        // "." is the arguments object itself (a missing field), and an
+        // unknown field's message names it already: both stay as serde
+        // words them.
+        let named = path == "." || error.contains(&format!("`{path}`"));
+        let said = match named {
+            true => error,
+            false => format!("argument `{path}`: {error}"),
+        };
+        format!("{PREFIX} {}", printable(&said))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        limit: Option<u32>,
+        targets: Vec<Target>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Target {
+        after_seq: Option<u64>,
+    }
+
+    fn error(value: Value) -> String {
+        parse::<Args>(value).unwrap_err()
+    }
+
+    #[test]
+    fn a_wrong_type_names_its_argument() {
+        assert_eq!(
+            error(json!({"limit": "x", "targets": []})),
+            "failed to deserialize parameters: argument `limit`: invalid type: string \"x\", expected u32"
+        );
+        let nested = error(json!({"targets": [{}, {"after_seq": true}]}));
+        assert!(
+            nested.contains("argument `targets[1].after_seq`: invalid type: boolean"),
+            "{nested}"
+        );
+    }
+
+    #[test]
+    fn missing_and_unknown_fields_read_as_serde_words_them() {
+        assert_eq!(
+            error(json!({})),
+            "failed to deserialize parameters: missing field `targets`"
+        );
+        let unknown = error(json!({"targets": [], "force": 1}));
+        assert!(
+            unknown.ends_with("parameters: unknown field `force`, expected `limit` or `targets`"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn what_the_client_sent_is_escaped() {
+        let said = error(json!({"targets": [], "x\u{1b}[2J\u{202e}": 1}));
+        assert!(!said.chars().any(crate::escape::is_hazard), "{said}");
+        assert!(said.contains("x\\u{001b}[2J\\u{202e}"), "{said}");
+    }
+}

@@ -1,0 +1,184 @@
+//! A tool argument of the wrong type is refused with an error that names
+//! it, for every argument of every tool: an assistant that sent
+//! `"limit": "x"` learns which of its arguments to fix.
+
+use serde_json::{Value, json};
+
+use crate::support::mcp::{self, call_invalid};
+use crate::support::{Sim, SimOptions};
+
+/// (tool, arguments with exactly one of the wrong type, that argument's
+/// path as the error must name it). Every other argument is valid, or
+/// left out.
+fn wrong_types() -> Vec<(&'static str, Value, &'static str)> {
+    let target = json!({"address": "t1"});
+    vec![
+        (
+            "list_sessions",
+            json!({"include_finished": "x"}),
+            "include_finished",
+        ),
+        ("list_sessions", json!({"limit": "x"}), "limit"),
+        ("list_sessions", json!({"cursor": 5}), "cursor"),
+        ("read_output", json!({"address": 5}), "address"),
+        (
+            "read_output",
+            json!({"address": "t1", "created_ms": "abc"}),
+            "created_ms",
+        ),
+        (
+            "read_output",
+            json!({"address": "t1", "max_chars": true}),
+            "max_chars",
+        ),
+        (
+            "send_prompt",
+            json!({"address": 5, "text": "hi"}),
+            "address",
+        ),
+        (
+            "send_prompt",
+            json!({"address": "t1", "text": ["hi"]}),
+            "text",
+        ),
+        (
+            "send_prompt",
+            json!({"address": "t1", "text": "hi", "created_ms": "abc"}),
+            "created_ms",
+        ),
+        ("wait_for_status", json!({"targets": "t1"}), "targets"),
+        (
+            "wait_for_status",
+            json!({"targets": [{"address": 5}]}),
+            "targets[0].address",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [{"address": "t1", "created_ms": "abc"}]}),
+            "targets[0].created_ms",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [{"address": "t1", "after_seq": -1}]}),
+            "targets[0].after_seq",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [target], "until": 5}),
+            "until",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [target], "until": [5]}),
+            "until[0]",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [target], "timeout_ms": "x"}),
+            "timeout_ms",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [target], "include_output": "x"}),
+            "include_output",
+        ),
+        (
+            "wait_for_status",
+            json!({"targets": [target], "max_chars": "x"}),
+            "max_chars",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": 5, "quiet_ms": 100}),
+            "address",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": "t1", "created_ms": "abc", "quiet_ms": 100}),
+            "created_ms",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": "t1", "pattern": 5}),
+            "pattern",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": "t1", "quiet_ms": "x"}),
+            "quiet_ms",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": "t1", "quiet_ms": 100, "timeout_ms": "x"}),
+            "timeout_ms",
+        ),
+        (
+            "wait_for_output",
+            json!({"address": "t1", "quiet_ms": 100, "max_chars": "x"}),
+            "max_chars",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_wrong_type_argument_error_names_the_argument() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let config = sim.config(json!({"coreId": sim.core_id}));
+    let client = mcp::stdio(&config, &sim.dir.path().join("adapter.stderr")).await;
+    let table = wrong_types();
+
+    // The table covers every argument the tools declare, nested ones too.
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 5, "a tool was added: extend the table");
+    for tool in &tools {
+        let schema = Value::Object((*tool.input_schema).clone());
+        for argument in argument_paths(&schema) {
+            assert!(
+                table
+                    .iter()
+                    .any(|(t, _, a)| *t == tool.name && *a == argument),
+                "{}.{argument} is not in the table",
+                tool.name
+            );
+        }
+    }
+
+    let mut unnamed = Vec::new();
+    for (tool, args, argument) in table {
+        let said = call_invalid(&client, tool, args.clone()).await;
+        if !said.contains(&format!("`{argument}`")) {
+            unnamed.push(format!("{tool} {args}: {said}"));
+        }
+    }
+    assert!(
+        unnamed.is_empty(),
+        "{} error(s) do not name the argument:\n{}",
+        unnamed.len(),
+        unnamed.join("\n")
+    );
+    client.cancel().await.ok();
+}
+
+/// Every argument an input schema declares, as the error path names it:
+/// `limit`, and for a list of objects `targets[0].after_seq` too.
+fn argument_paths(schema: &Value) -> Vec<String> {
+    let resolve = |v: &Value| -> Value {
+        match v.get("$ref").and_then(Value::as_str) {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().unwrap();
+                schema["$defs"][name].clone()
+            }
+            None => v.clone(),
+        }
+    };
+    let mut paths = Vec::new();
+    let properties = schema["properties"].as_object().expect("properties");
+    for (name, property) in properties {
+        paths.push(name.clone());
+        let items = resolve(&property["items"]);
+        if let Some(fields) = items["properties"].as_object() {
+            paths.extend(fields.keys().map(|field| format!("{name}[0].{field}")));
+        }
+    }
+    paths
+}
