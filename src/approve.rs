@@ -142,13 +142,13 @@ fn finish(
     if dry_run {
         report.push_str(&format!(
             "dry run: {} is unchanged; it would read:\n{}",
-            resolved.display(),
+            shown(resolved),
             escape::printable_lines(&document(doc))
         ));
         return Ok(report);
     }
     write_atomically(resolved, doc)?;
-    report.push_str(&format!("written to {}; {APPLY}\n", resolved.display()));
+    report.push_str(&format!("written to {}; {APPLY}\n", shown(resolved)));
     Ok(report)
 }
 
@@ -175,7 +175,7 @@ pub fn revoke(
     if removed == 0 {
         return Ok(format!(
             "{} approves nothing at {}{}; nothing to revoke\n",
-            resolved.display(),
+            shown(&resolved),
             printable(address),
             created_ms.map_or(String::new(), |c| format!(" with created_ms {c}"))
         ));
@@ -185,6 +185,12 @@ pub fn revoke(
         "revoked {removed} approval(s) of {}; {APPLY}\n",
         printable(address)
     ))
+}
+
+/// A path as the operator is shown it: a directory name can carry ESC,
+/// C1 or bidi characters too.
+fn shown(path: &Path) -> String {
+    printable(&path.display().to_string()).into_owned()
 }
 
 /// A config opened for editing: its JSON document (checked to load and

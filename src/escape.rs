@@ -5,9 +5,12 @@
 //! renderings, log fields and the audit line. Unix-ms timestamps are made
 //! readable here too. Neutral ground: it imports nothing of the adapter.
 //!
-//! Escaped: every control character (Unicode category Cc: C0, DEL, C1) and
+//! Escaped: every control character (Unicode category Cc: C0, DEL, C1),
 //! every format character (Cf: bidi embeddings, overrides and isolates,
-//! zero-width characters, BOM, tag characters, ...).
+//! zero-width characters, BOM, tag characters, ...), and the line and
+//! paragraph separators U+2028/U+2029 (Zl, Zp), which log viewers, editors
+//! and JavaScript-based consoles take as line breaks: one escaped line must
+//! stay one line.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -40,12 +43,12 @@ const FORMAT_CHARACTERS: [(u32, u32); 21] = [
     (0xE0020, 0xE007F),
 ];
 
-/// Whether `c` could drive or spoof a terminal: a control (Cc) or format
-/// (Cf) character.
+/// Whether `c` could drive or spoof a terminal or split a line: a control
+/// (Cc) or format (Cf) character, or U+2028/U+2029.
 pub fn is_hazard(c: char) -> bool {
     let code = u32::from(c);
     match code {
-        0..=0x1F | 0x7F..=0x9F => true,
+        0..=0x1F | 0x7F..=0x9F | 0x2028 | 0x2029 => true,
         // Printable ASCII, and the wide stretches without a format
         // character (Latin to Hebrew; punctuation to CJK and Hangul).
         0x20..=0x7E | 0xA0..=0xAC | 0xAE..=0x05FF | 0x2070..=0xFEFE => false,
@@ -63,8 +66,8 @@ pub fn is_hazard(c: char) -> bool {
     }
 }
 
-/// `s` with every control and format character escaped as `\u{XXXX}`, for
-/// tables, log fields and one-line texts.
+/// `s` with every control and format character (and U+2028/U+2029)
+/// escaped as `\u{XXXX}`, for tables, log fields and one-line texts.
 pub fn printable(s: &str) -> Cow<'_, str> {
     escape_where(s, is_hazard)
 }
@@ -177,15 +180,20 @@ mod tests {
             ("bom\u{feff}", "bom\\u{feff}"),
             ("tag\u{e0041}", "tag\\u{e0041}"),
             ("tab\tlf\n", "tab\\u{0009}lf\\u{000a}"),
+            ("ls\u{2028}ps\u{2029}", "ls\\u{2028}ps\\u{2029}"),
         ] {
             assert_eq!(printable(raw), shown, "{raw:?}");
         }
-        assert_eq!(printable_lines("a\tb\nc\u{202e}"), "a\tb\nc\\u{202e}");
+        assert_eq!(
+            printable_lines("a\tb\nc\u{202e}\u{2028}"),
+            "a\tb\nc\\u{202e}\\u{2028}"
+        );
     }
 
     #[test]
     fn json_keeps_its_meaning_and_loses_raw_hazards() {
-        let value = serde_json::json!({"title": "x\u{9b}y\u{202e}z\u{7f}\u{e0041}\n", "ok": "é🙂"});
+        let value =
+            serde_json::json!({"title": "x\u{9b}y\u{202e}z\u{7f}\u{e0041}\n\u{2029}", "ok": "é🙂"});
         let written = serde_json::to_string_pretty(&value).unwrap();
         let escaped = json(&written);
         assert!(
@@ -193,6 +201,7 @@ mod tests {
             "{escaped}"
         );
         assert!(escaped.contains("\\u009b") && escaped.contains("\\u202e"));
+        assert!(escaped.contains("\\u2029"), "{escaped}");
         assert!(escaped.contains("\\udb40\\udc41"), "{escaped}");
         let reread: serde_json::Value = serde_json::from_str(&escaped).unwrap();
         assert_eq!(reread, value);
@@ -219,6 +228,7 @@ mod tests {
         let slow = |c: char| {
             let code = u32::from(c);
             c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}')
                 || FORMAT_CHARACTERS
                     .iter()
                     .any(|&(first, last)| (first..=last).contains(&code))
@@ -231,7 +241,7 @@ mod tests {
     #[test]
     fn the_fast_scan_finds_a_hazard_wherever_it_sits() {
         let pieces = [
-            "a", "é", "日", "🙂", "─", "\u{7f}", "\u{1b}", "\u{202e}", "\n", "\t",
+            "a", "é", "日", "🙂", "─", "\u{7f}", "\u{1b}", "\u{202e}", "\u{2028}", "\n", "\t",
         ];
         for length in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
             for (i, hazard) in pieces.iter().enumerate() {

@@ -1,12 +1,19 @@
 //! The binary: parse the command line, run one command, map its result to
 //! an exit code. Nothing but MCP protocol is ever written to stdout by
 //! `serve`; logs go to stderr.
+//!
+//! Every failure is one line on stderr, written by [`fail`]: the whole
+//! message is escaped there (`escape::printable`), so an address, a path
+//! or an argument that carries ESC, C1, bidi or line-breaking characters
+//! is shown, never obeyed, and never splits the line. Errors are worded
+//! where they arise and escaped once, here, rather than at each `format!`.
 
 use std::process::ExitCode;
 
 use clap::FromArgMatches;
 use clap::error::ErrorKind;
 use herdr_core_mcp::cli::{self, Cli};
+use herdr_core_mcp::escape::printable;
 
 fn main() -> ExitCode {
     let parsed = cli::command()
@@ -23,11 +30,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!(
-                "herdr-core-mcp: {}; see herdr-core-mcp --help",
-                usage_error(&e.render().to_string())
-            );
-            return ExitCode::from(2);
+            let said = usage_error(&e.render().to_string());
+            return fail(&format!("{said}; see herdr-core-mcp --help"), 2);
         }
     };
     herdr_core_mcp::logging::init();
@@ -37,21 +41,22 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("herdr-core-mcp: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}"), 1),
     };
     let result = runtime.block_on(cli::run(cli.command));
     // Leave no task running past main (e.g. a blocked stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("herdr-core-mcp: {error}");
-            ExitCode::from(error.exit_code())
-        }
+        Err(error) => fail(&error.to_string(), error.exit_code()),
     }
+}
+
+/// Prints `message` as the one escaped stderr line of a failure, and
+/// returns `code` to exit with.
+fn fail(message: &str, code: u8) -> ExitCode {
+    eprintln!("herdr-core-mcp: {}", printable(message));
+    ExitCode::from(code)
 }
 
 /// clap's error as one line: its text up to the usage, lines joined, so
