@@ -14,6 +14,7 @@ mod http_transport;
 mod inspect_core;
 mod lifecycle;
 mod operator;
+mod operator_hardening;
 mod output_waits;
 mod pattern_costs;
 mod restarts;

@@ -1,82 +1,200 @@
 //! `reload`: sends SIGHUP to every running `herdr-core-mcp serve` whose
 //! config is this one, so an operator need not find the pid of a serve an
-//! MCP host launched. Processes are found in `/proc`: the program's name,
-//! the `serve` subcommand, and its `--config` (or its default) resolved the
-//! way that process resolved it (relative to its working directory, the
-//! default under its own environment).
+//! MCP host launched.
+//!
+//! A process in `/proc` is a serve of this config only when all of these
+//! hold; anything else is a look-alike and is neither signalled nor named:
+//! - it runs as the same user (the owner of `/proc/PID`), so another
+//!   user's process can neither be signalled nor stop the command;
+//! - its executable is this binary: the same file (device and inode of
+//!   `/proc/PID/exe`), or the file since replaced at the same path (the
+//!   link then reads `PATH (deleted)`), so a serve started before an
+//!   upgrade still gets the signal while a program merely *named*
+//!   herdr-core-mcp (a script, a copy elsewhere) never does: SIGHUP would
+//!   kill a program that does not handle it;
+//! - its first argument is the `serve` subcommand;
+//! - its `--config` (or its default) resolves, the way that process
+//!   resolved it (relative to its working directory, the default under its
+//!   own environment), to the same real file.
+//!
+//! Every match is signalled, and each one is reported on its own stdout
+//! line, failures included. The command fails (exit 1, one summary line)
+//! when no serve was found, or when any could not be signalled: the
+//! operator asked for every serve to reload, and a serve that did not may
+//! still hold a revoked approval. A serve that exited between the scan and
+//! the signal needs no reload and is reported, not counted as a failure.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::DEFAULT_CONFIG;
+use crate::escape::printable;
 
-/// The program name a serve runs under.
-const PROGRAM: &str = "herdr-core-mcp";
+/// What `/proc/PID/exe` reads as when the file was replaced or removed
+/// since the process started.
+const DELETED: &str = " (deleted)";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
     /// No running serve uses that config.
     #[error(
-        "no running herdr-core-mcp serve uses {path}: nothing to reload (check --config, or start serve)"
+        "no running herdr-core-mcp serve uses {}: nothing to reload (check --config, or start serve)",
+        path.display()
     )]
     NoServe { path: PathBuf },
-    /// A serve was found but could not be signalled.
-    #[error("cannot send SIGHUP to serve (pid {pid}): {source}")]
+    /// Some serves were found but could not be signalled.
+    #[error(
+        "{failed} of {found} serve(s) of {} could not be signalled (see the lines above); they still run with the old config: restart them",
+        path.display()
+    )]
     Signal {
-        pid: i32,
-        #[source]
-        source: std::io::Error,
+        failed: usize,
+        found: usize,
+        path: PathBuf,
     },
 }
 
-/// The pids of the running serves whose config is `path`.
+/// What `reload` prints, one line per serve, and how it ended.
+#[derive(Debug)]
+pub struct Report {
+    pub text: String,
+    pub outcome: Result<(), ReloadError>,
+}
+
+/// This program as the serves to look for run it.
+struct Program {
+    /// (device, inode) of the running executable.
+    file: Option<(u64, u64)>,
+    /// Where it was started from.
+    path: Option<PathBuf>,
+    /// The user it runs as.
+    uid: Option<u32>,
+}
+
+impl Program {
+    fn this() -> Program {
+        Program {
+            file: file_id(Path::new("/proc/self/exe")),
+            path: exe_path(Path::new("/proc/self/exe")),
+            uid: std::fs::metadata("/proc/self").ok().map(|m| m.uid()),
+        }
+    }
+
+    /// Whether process `pid` runs as this user and is this program.
+    fn runs(&self, pid: u32) -> bool {
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        let same_user = std::fs::metadata(&proc).ok().map(|m| m.uid());
+        if self.uid.is_none() || same_user != self.uid {
+            return false;
+        }
+        let exe = proc.join("exe");
+        let same_file = self.file.is_some() && file_id(&exe) == self.file;
+        same_file || (self.path.is_some() && exe_path(&exe) == self.path)
+    }
+}
+
+/// (device, inode) of the file a `/proc/*/exe` link points to (it opens
+/// even when that file was since deleted).
+fn file_id(exe: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(exe).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The path a process was started from, without the " (deleted)" the
+/// kernel adds once the file is replaced.
+fn exe_path(exe: &Path) -> Option<PathBuf> {
+    let link = std::fs::read_link(exe).ok()?;
+    let text = link.to_str()?;
+    Some(PathBuf::from(text.strip_suffix(DELETED).unwrap_or(text)))
+}
+
+/// The pids of the running serves whose config is `path` (see the module
+/// doc for what counts).
 pub fn serving(path: &Path) -> Vec<u32> {
-    let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let wanted = real(path);
     let own = std::process::id();
-    serve_pids()
+    let program = Program::this();
+    pids()
         .into_iter()
-        .filter(|pid| *pid != own && config_of(*pid).as_deref() == Some(wanted.as_path()))
+        .filter(|pid| *pid != own)
+        .filter(|pid| {
+            let args = cmdline(*pid);
+            args.get(1).is_some_and(|a| a == "serve")
+                && program.runs(*pid)
+                && config_of(*pid, &args).as_deref() == Some(wanted.as_path())
+        })
         .collect()
 }
 
-pub fn run(path: &Path) -> Result<String, ReloadError> {
-    let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut signalled = Vec::new();
-    for pid in serving(path) {
-        let pid = i32::try_from(pid).expect("pids fit in i32");
-        // SAFETY: kill(2) with a pid read from /proc and a valid signal.
-        if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
-            return Err(ReloadError::Signal {
-                pid,
-                source: std::io::Error::last_os_error(),
-            });
+/// Signals every serve of `path`, and reports each.
+pub fn run(path: &Path) -> Report {
+    let wanted = real(path);
+    let shown = printable(&wanted.display().to_string()).into_owned();
+    let found = serving(path);
+    let mut text = String::new();
+    let (mut signalled, mut failed) = (0, 0);
+    for pid in &found {
+        match hang_up(*pid) {
+            Ok(()) => {
+                signalled += 1;
+                text.push_str(&format!("sent SIGHUP to serve (pid {pid}) of {shown}\n"));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => text.push_str(&format!(
+                "serve (pid {pid}) exited before it could be signalled; nothing to reload there\n"
+            )),
+            Err(e) => {
+                failed += 1;
+                text.push_str(&format!(
+                    "FAIL cannot send SIGHUP to serve (pid {pid}) of {shown}: {e}\n"
+                ));
+            }
         }
-        signalled.push(pid.to_string());
     }
-    if signalled.is_empty() {
-        return Err(ReloadError::NoServe { path: wanted });
+    if signalled > 0 {
+        text.push_str(
+            "each serve logs whether its reload applied; after a failed one, sends stay off until the file is fixed\n",
+        );
     }
-    Ok(format!(
-        "sent SIGHUP to {} serve process(es) of {} (pid {}); a failed reload is logged by serve, and sends stay off until the file is fixed\n",
-        signalled.len(),
-        wanted.display(),
-        signalled.join(", ")
-    ))
+    let outcome = if failed > 0 {
+        Err(ReloadError::Signal {
+            failed,
+            found: found.len(),
+            path: wanted,
+        })
+    } else if signalled == 0 {
+        Err(ReloadError::NoServe { path: wanted })
+    } else {
+        Ok(())
+    };
+    Report { text, outcome }
 }
 
-/// Processes whose command line is `… herdr-core-mcp … serve …`.
-fn serve_pids() -> Vec<u32> {
+/// SIGHUP to `pid`.
+fn hang_up(pid: u32) -> std::io::Result<()> {
+    // A pid past pid_t names no process.
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: kill(2) takes no pointers; `pid` is positive (a /proc entry,
+    // never 0 or -1, so never a process group) and SIGHUP a valid signal.
+    if unsafe { libc::kill(pid, libc::SIGHUP) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// `path` with every symlink resolved, or as given when it cannot be.
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Every process id in `/proc`.
+fn pids() -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let args = cmdline(*pid);
-            let named = args
-                .first()
-                .is_some_and(|a| Path::new(a).file_name().is_some_and(|n| n == PROGRAM));
-            named && args.iter().any(|a| a == "serve")
-        })
+        .filter(|pid| *pid > 0)
         .collect()
 }
 
@@ -92,9 +210,8 @@ fn cmdline(pid: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The real path of the config serve `pid` runs with.
-fn config_of(pid: u32) -> Option<PathBuf> {
-    let args = cmdline(pid);
+/// The real path of the config serve `pid` (started with `args`) runs with.
+fn config_of(pid: u32, args: &[String]) -> Option<PathBuf> {
     let given = args.iter().enumerate().find_map(|(i, a)| {
         a.strip_prefix("--config=").map(str::to_owned).or_else(|| {
             (a == "--config")
@@ -133,4 +250,30 @@ fn default_of(pid: u32) -> Option<PathBuf> {
     };
     let base = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|h| h.join(".config")))?;
     Some(base.join(DEFAULT_CONFIG))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_this_program_and_init_is_not() {
+        let program = Program::this();
+        assert!(program.file.is_some() && program.path.is_some() && program.uid.is_some());
+        assert!(program.runs(std::process::id()));
+        // pid 1 (init) runs another program.
+        assert!(!program.runs(1));
+    }
+
+    #[test]
+    fn a_replaced_executable_reads_as_its_path() {
+        assert_eq!(exe_path(Path::new("/nonexistent/exe")), None);
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("exe");
+        std::os::unix::fs::symlink("/usr/bin/herdr-core-mcp (deleted)", &link).unwrap();
+        assert_eq!(
+            exe_path(&link),
+            Some(PathBuf::from("/usr/bin/herdr-core-mcp"))
+        );
+    }
 }

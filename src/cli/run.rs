@@ -53,7 +53,15 @@ pub async fn run(command: Command) -> Result<(), Error> {
                 failed => Err(Error::Doctor { failed }),
             };
         }
-        Command::Reload { config } => reload::run(&config.resolve()?)?,
+        Command::Reload { config } => {
+            let path = config.resolve()?;
+            // A broken config is refused here (exit 2), before any serve
+            // is told to load it.
+            Config::load(&path)?;
+            let report = reload::run(&path);
+            print(&report.text)?;
+            return Ok(report.outcome?);
+        }
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut super::command(), "herdr-core-mcp", &mut script);
