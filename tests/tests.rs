@@ -10,6 +10,7 @@ mod core_client;
 mod fault_matrix;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
+mod http_flood;
 mod http_transport;
 mod inspect_core;
 mod lifecycle;

@@ -3,8 +3,8 @@
 //! stdio and HTTP interleaved in rounds, so background load hits all three
 //! alike), memory after 10,000 calls, throughput per concurrency level
 //! (direct then HTTP at each level), starvation (an authorised client's
-//! fresh connection beside crowds of idle sockets), start-up, then the two
-//! byte-cap cases.
+//! fresh connection beside crowds of idle sockets, then beside the
+//! slow-body flood), start-up, then the two byte-cap cases.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use crate::latency::{self, Expect};
 use crate::procfs::{self, Mem};
 use crate::relay::Relay;
 use crate::report::{Cap, MemRow, Results};
+use crate::slowbody::{self, Variant};
 use crate::stats::Latency;
 use crate::stdio::{self, StdioAdapter};
 use crate::throughput::{self, Pids};
@@ -41,6 +42,10 @@ pub struct Options {
     pub starve_crowds: Vec<usize>,
     /// Fresh authorised connections timed in each starvation run.
     pub starve_probes: usize,
+    /// Slow-body connections in each slow-body flood run.
+    pub slow_body_crowd: usize,
+    /// Fresh authorised connections timed in each slow-body flood run.
+    pub slow_body_probes: usize,
     /// When the awaited line is printed after a wait_for_output begins.
     pub wait_delays: Vec<Duration>,
     pub wait_rounds: usize,
@@ -177,6 +182,11 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     for &held in &o.starve_crowds {
         starvation.push(crate::starve::measure(port, &token, held, o.starve_probes).await?);
     }
+    let mut slow_body = Vec::new();
+    for variant in [Variant::NoToken, Variant::WrongHost] {
+        let crowd = o.slow_body_crowd;
+        slow_body.push(slowbody::measure(port, &token, variant, crowd, o.slow_body_probes).await?);
+    }
 
     progress(&format!(
         "starting hc-sim ({WAIT_TERMINALS} agents) and an adapter for output waits"
@@ -279,6 +289,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         memory: mem,
         startup,
         starvation,
+        slow_body,
         output_waits,
         oversized: oversized.with_note(
             "fault oversized-reply:terminal.read: a valid reply whose result is a 100 MiB string"

@@ -23,6 +23,7 @@ mod mix;
 mod procfs;
 mod relay;
 mod report;
+mod slowbody;
 mod soak;
 mod starve;
 mod stats;
@@ -85,6 +86,13 @@ enum Cmd {
         /// Fresh authorised connections timed per starvation run.
         #[arg(long, default_value_t = 20)]
         starve_probes: usize,
+        /// Slow-body connections (headers declaring 64 KiB, no body)
+        /// replaced as they close, per slow-body flood run.
+        #[arg(long, default_value_t = 1_200)]
+        slow_body_crowd: usize,
+        /// Fresh authorised connections timed per slow-body flood run.
+        #[arg(long, default_value_t = 100)]
+        slow_body_probes: usize,
         /// Seconds after a wait_for_output begins that the awaited line is
         /// printed, one latency row each.
         #[arg(long, value_delimiter = ',', default_value = "0.2,2,20")]
@@ -157,6 +165,8 @@ async fn run(cli: Cli) -> Res<bool> {
             cap_runs,
             starve_crowds,
             starve_probes,
+            slow_body_crowd,
+            slow_body_probes,
             wait_delays,
             wait_rounds,
         } => {
@@ -170,6 +180,8 @@ async fn run(cli: Cli) -> Res<bool> {
                 cap_runs,
                 starve_crowds,
                 starve_probes,
+                slow_body_crowd,
+                slow_body_probes,
                 wait_delays: wait_delays
                     .into_iter()
                     .map(Duration::from_secs_f64)

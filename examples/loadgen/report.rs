@@ -71,6 +71,7 @@ pub struct Results {
     pub memory: Vec<MemRow>,
     pub startup: Vec<Duration>,
     pub starvation: Vec<crate::starve::Row>,
+    pub slow_body: Vec<crate::slowbody::Row>,
     pub output_waits: Vec<crate::waits::Row>,
     pub oversized: Cap,
     pub big_list: Cap,
@@ -86,6 +87,7 @@ impl Results {
         self.throughput_table(&mut out);
         self.memory_table(&mut out);
         self.starvation_table(&mut out);
+        self.slow_body_table(&mut out);
         self.output_wait_table(&mut out);
         self.startup_table(&mut out);
         self.caps_table(&mut out);
@@ -215,6 +217,49 @@ impl Results {
             );
             if let Some(Err(e)) = row.probes.iter().find(|p| p.is_err()) {
                 let _ = writeln!(out, "|  | first failure: {e} | | | |");
+            }
+        }
+    }
+
+    fn slow_body_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n### Slow-body flood: an authorised client's fresh connection beside refused connections that declare a body and never send it\n"
+        );
+        let _ = writeln!(
+            out,
+            "Each probe connects anew and POSTs one `ping` with the token (connect to answer); each crowd connection sends `POST /mcp` headers with `Content-Length: 65536` and no body, and is replaced as the adapter closes it.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| crowd refused for | connections | probes served | median | p99 | worst | crowd requests during the probes |"
+        );
+        let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for row in &self.slow_body {
+            let mut served = row.served();
+            let lat = Latency::of(&mut served);
+            let worst = served.last().copied();
+            let show = |d: Duration| {
+                if worst.is_some() {
+                    ms(d)
+                } else {
+                    "-".to_owned()
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} of {} | {} | {} | {} | {} |",
+                row.variant.name(),
+                count(row.crowd as f64),
+                served.len(),
+                row.probes.len(),
+                show(lat.median),
+                show(lat.p99),
+                show(worst.unwrap_or_default()),
+                count(row.crowd_requests as f64)
+            );
+            if let Some(Err(e)) = row.probes.iter().find(|p| p.is_err()) {
+                let _ = writeln!(out, "|  | first failure: {e} | | | | | |");
             }
         }
     }
@@ -398,6 +443,26 @@ impl Results {
                 ),
                 _ => {}
             }
+        }
+        for run in &self.slow_body {
+            let mut served = run.served();
+            served.sort_unstable();
+            let worst = served.last().copied();
+            row(
+                out,
+                &format!(
+                    "authorised fresh connection beside {} slow-body connections, {}: every one < 100 ms",
+                    count(run.crowd as f64),
+                    run.variant.name()
+                ),
+                format!(
+                    "{} of {} served, worst {}",
+                    served.len(),
+                    run.probes.len(),
+                    worst.map_or("-".to_owned(), ms)
+                ),
+                run.failures() == 0 && worst.is_some_and(|w| w < Duration::from_millis(100)),
+            );
         }
         for m in self.memory.iter().filter(|m| m.moment.starts_with("idle")) {
             let peak = m.mem.hwm_kib;

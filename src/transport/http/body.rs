@@ -4,7 +4,9 @@
 //! transport's `guard` (400 with a JSON-RPC `-32700`/`-32600` error and
 //! `"id": null` for what is not one valid message; repeated keys refused)
 //! and the protocol-revision header is checked against the revisions
-//! offered. Only authenticated requests get here.
+//! offered. A JSON-RPC error rmcp answers without an `id` (it knows none,
+//! as for a response posted to it) gets `"id": null`, so every error
+//! carries one. Only authenticated requests get here.
 //!
 //! The 64 KiB cap is tower-http's `RequestBodyLimitLayer` (a declared
 //! length over it is refused before anything is read; a chunked body is cut
@@ -19,10 +21,11 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::header::CONTENT_TYPE;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError};
+use serde_json::Value;
 
 use super::MCP_PATH;
 use super::gate::Refusal;
@@ -67,7 +70,34 @@ pub async fn buffer(request: Request, next: Next) -> Response {
             Verdict::Message(_) => response,
         };
     }
+    if json_rpc && response.status().is_client_error() {
+        return with_null_id(response).await;
+    }
     response
+}
+
+/// rmcp's JSON-RPC error answers leave `id` out when it knows none (a
+/// response or a notification posted to it); JSON-RPC 2.0 wants `null`
+/// there. Only 4xx answers are looked at: an error answering a request
+/// (HTTP 200) has the request's id.
+async fn with_null_id(response: Response) -> Response {
+    if !is_json(response.headers()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // rmcp's own error answer, built in memory: never a stream, never big.
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let Ok(mut message) = serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    if !message.contains_key("error") || message.contains_key("id") {
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    message.insert("id".to_owned(), Value::Null);
+    parts.headers.remove(CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(Value::Object(message).to_string()))
 }
 
 /// The guard's answer for a JSON-RPC POST to `/mcp` that must not reach

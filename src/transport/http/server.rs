@@ -7,9 +7,12 @@
 //! spin and fill the log.
 
 use std::os::fd::AsFd;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -94,7 +97,11 @@ async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<In
 }
 
 /// Serves one accepted connection in its own task, until it ends or its
-/// slot is pushed out; `slot` marks it busy while a request is served.
+/// slot is pushed out; `slot` marks it busy from the moment a request
+/// arrives until it is answered (the gate clears it at once on a refusal).
+/// A refused connection that `slot` parks stays open, idle, after its
+/// answer, until pushed out or [`HEADER_READ_TIMEOUT`] passes; the slot's
+/// duplicate of the socket keeps it open once hyper is done with it.
 fn spawn_connection(
     stream: TcpStream,
     slot: Arc<Slot>,
@@ -117,14 +124,65 @@ fn spawn_connection(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_header_size(MAX_HEADER_BYTES)
-        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        .serve_connection(
+            TokioIo::new(ClosedOnDrop(stream)),
+            TowerToHyperService::new(service),
+        );
     let connection = graceful.watch(connection);
     tokio::spawn(async move {
         tokio::select! {
             _ = connection => {}
-            () = slot.evicted() => {}
+            () = slot.evicted() => return,
+        }
+        if slot.park() {
+            let _ = tokio::time::timeout(HEADER_READ_TIMEOUT, slot.evicted()).await;
         }
     });
+}
+
+/// A connection's socket whose write side hyper does not shut down: it
+/// closes when the last descriptor for it does (the stream's and the
+/// slot's), so a parked socket sends nothing, not even a FIN, until then.
+struct ClosedOnDrop(TcpStream);
+
+impl AsyncRead for ClosedOnDrop {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ClosedOnDrop {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
 }
 
 /// Serves on the endpoint's bound listener until `shutdown`.
