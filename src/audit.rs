@@ -2,12 +2,21 @@
 //! SHA-256 of the prompt instead of the prompt. Never the text, never the
 //! screen. The tool that sends fills a [`SendRecord`]; this module writes
 //! it, before the tool answers, to its own always-on stream (stderr for
-//! `serve`: no log level can switch it off) and, when the operator set
-//! `auditLog`, appended to that file.
+//! `serve`: no log level can switch it off, but like every log line it is
+//! dropped rather than block when stderr is not read) and, when the
+//! operator set `auditLog`, appended to that file.
+//!
+//! The file is not lossy. It is opened like a file an attacker may have
+//! prepared (`O_NOFOLLOW`, `O_NONBLOCK`, a regular file of the operator's
+//! own, private, in directories only the operator can change), and a line
+//! that cannot be written is kept and written again, in order, before
+//! anything else. While one is outstanding, [`Audit::ready`] says no and
+//! sends are refused before dispatch, so there is never an unaudited send.
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,12 +24,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::SendMode;
+use crate::config::{SendMode, check_directories, current_uid};
 use crate::escape;
 use crate::hc::wire::TerminalStatus;
 
 /// Mode of a newly created audit file: the record is the operator's.
 const AUDIT_FILE_MODE: u32 = 0o600;
+/// Any permission for group or others: the audit names terminals and when
+/// they were prompted, so it is private like the config.
+const SHARED_BITS: u32 = 0o077;
+/// Lines kept while the file cannot be written (each attempt then is
+/// refused, so they accumulate only as fast as refused attempts); past it
+/// they are counted, and the count is written once the file takes lines
+/// again.
+const MAX_UNWRITTEN_LINES: usize = 1_024;
 
 /// What is recorded of one send attempt.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +45,10 @@ pub struct SendRecord<'a> {
     /// The core that answered the preflight, when one did.
     pub core_id: Option<&'a str>,
     pub address: &'a str,
+    /// The lifetime approved at preflight (or the one the caller named).
     pub created_ms: Option<i64>,
+    /// The lifetime hc says the input reached, when it is another one.
+    pub landed_created_ms: Option<i64>,
     pub send_mode: SendMode,
     pub preflight_status: Option<TerminalStatus>,
     /// `sent`, `not_sent` or `unknown`.
@@ -47,6 +67,8 @@ struct Line<'a> {
     core_id: Option<&'a str>,
     address: &'a str,
     created_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    landed_created_ms: Option<i64>,
     send_mode: SendMode,
     preflight_status: Option<TerminalStatus>,
     outcome: &'static str,
@@ -55,41 +77,82 @@ struct Line<'a> {
     sha256: String,
 }
 
+/// Whether an attempt's own line reached the audit file: `written`;
+/// `not_written` (kept, written first once the file takes lines again,
+/// and sends are refused until then); `log_only` (no `auditLog`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditWrite {
+    // Appended to `auditLog`.
+    Written,
+    // `auditLog` could not be written; the line is kept and written
+    // first once it can be, and sends are refused until then.
+    NotWritten,
+    // No `auditLog` is configured: the line went to the log only.
+    LogOnly,
+}
+
 /// Why the audit file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot open auditLog {path} for appending: {source}; fix the path or its directory, or remove auditLog"
-)]
-pub struct AuditError {
-    pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
+pub enum AuditError {
+    /// It could not be opened (or created).
+    #[error(
+        "cannot open auditLog {path} for appending: {source}; fix the path or its directory, or remove auditLog"
+    )]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its last component is a symbolic link.
+    #[error("auditLog {path} is a symbolic link: name the file itself, a regular file of your own")]
+    Symlink { path: PathBuf },
+    /// It is a FIFO, a device, a socket or a directory.
+    #[error(
+        "auditLog {path} is not a regular file ({kind}): name a regular file of your own, e.g. ~/.local/state/herdr-core-mcp/audit.jsonl"
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
+    /// Someone else could read, change or replace it.
+    #[error("auditLog {path} is refused: {why}")]
+    Unsafe { path: PathBuf, why: String },
 }
 
 /// Where audit lines go.
 pub struct Audit {
     stream: Mutex<Box<dyn Write + Send>>,
-    file: Option<(PathBuf, Mutex<File>)>,
+    file: Option<AuditFile>,
+}
+
+struct AuditFile {
+    path: PathBuf,
+    state: Mutex<FileState>,
+}
+
+struct FileState {
+    file: File,
+    /// Lines not yet (wholly) written, oldest first, with the bytes of the
+    /// first one already written.
+    unwritten: VecDeque<String>,
+    written_of_first: usize,
+    /// Lines dropped because `unwritten` was full.
+    lost: u64,
 }
 
 impl Audit {
     /// Audit lines to `stream`, and appended to the file at `file` when
-    /// given (created 0600 if absent; opened now, so a path that cannot be
-    /// written is refused at start).
+    /// given (created 0600 if absent; opened and checked now, so a path
+    /// that cannot be used is refused at start).
     pub fn open(stream: Box<dyn Write + Send>, file: Option<&Path>) -> Result<Audit, AuditError> {
         let file = match file {
-            Some(path) => {
-                let opened = OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .mode(AUDIT_FILE_MODE)
-                    .open(path)
-                    .map_err(|source| AuditError {
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
-                Some((path.to_path_buf(), Mutex::new(opened)))
-            }
+            Some(path) => Some(AuditFile {
+                path: path.to_path_buf(),
+                state: Mutex::new(FileState {
+                    file: open_checked(path)?,
+                    unwritten: VecDeque::new(),
+                    written_of_first: 0,
+                    lost: 0,
+                }),
+            }),
             None => None,
         };
         Ok(Audit {
@@ -98,18 +161,16 @@ impl Audit {
         })
     }
 
-    /// Lines to stderr only.
-    pub fn stderr() -> Audit {
-        Audit {
-            stream: Mutex::new(Box::new(std::io::stderr())),
-            file: None,
-        }
+    /// Whether a send may go ahead: no `auditLog`, or every line for it is
+    /// written (this retries the outstanding ones).
+    pub fn ready(&self) -> bool {
+        self.file.as_ref().is_none_or(AuditFile::flush)
     }
 
     /// Writes one line for `record` to the stream and the file. The file
-    /// write is one `write` on an `O_APPEND` descriptor, done before this
+    /// write is a `write` on an `O_APPEND` descriptor, done before this
     /// returns: it is in the kernel, and survives the adapter being killed.
-    pub fn record(&self, record: &SendRecord<'_>) {
+    pub fn record(&self, record: &SendRecord<'_>) -> AuditWrite {
         let mut line = line(record);
         line.push('\n');
         if let Err(e) = self
@@ -120,28 +181,188 @@ impl Audit {
         {
             tracing::error!("cannot write the audit line: {e}");
         }
-        if let Some((path, file)) = &self.file
-            && let Err(e) = file.lock().expect("audit file").write_all(line.as_bytes())
-        {
-            tracing::error!(
-                "cannot append the audit line to {}: {e}",
-                escape::printable(&path.display().to_string())
-            );
+        match &self.file {
+            None => AuditWrite::LogOnly,
+            Some(file) => file.append(line),
         }
     }
 }
 
+impl AuditFile {
+    /// Queues `line` behind any outstanding ones and writes what it can.
+    fn append(&self, line: String) -> AuditWrite {
+        {
+            let mut state = self.state.lock().expect("audit file");
+            if state.unwritten.len() >= MAX_UNWRITTEN_LINES {
+                state.lost += 1;
+                tracing::error!(
+                    "auditLog {} still cannot be written: this attempt's line is lost (counted; the count is written once the file takes lines)",
+                    escape::printable(&self.path.display().to_string())
+                );
+                return AuditWrite::NotWritten;
+            }
+            state.unwritten.push_back(line);
+        }
+        if self.flush() {
+            AuditWrite::Written
+        } else {
+            AuditWrite::NotWritten
+        }
+    }
+
+    /// Writes the outstanding lines in order; whether none is left.
+    fn flush(&self) -> bool {
+        let mut guard = self.state.lock().expect("audit file");
+        let state = &mut *guard;
+        if state.lost > 0 {
+            let lost = format!(
+                "{{\"audit\":\"lines_lost\",\"lines\":{},\"at_ms\":{}}}\n",
+                state.lost,
+                now_ms()
+            );
+            state.unwritten.push_back(lost);
+            state.lost = 0;
+        }
+        while let Some(first) = state.unwritten.front() {
+            let rest = &first.as_bytes()[state.written_of_first..];
+            let len = rest.len();
+            match state.file.write(rest) {
+                Ok(0) => return self.failed(&std::io::ErrorKind::WriteZero.into()),
+                Ok(n) if n == len => {
+                    state.unwritten.pop_front();
+                    state.written_of_first = 0;
+                }
+                // A partial line is finished by the next write, so the
+                // file never holds half a line followed by another.
+                Ok(n) => state.written_of_first += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return self.failed(&e),
+            }
+        }
+        true
+    }
+
+    fn failed(&self, e: &std::io::Error) -> bool {
+        tracing::error!(
+            "cannot append to auditLog {}: {e}; sends are refused (audit_unavailable) until it can be written",
+            escape::printable(&self.path.display().to_string())
+        );
+        false
+    }
+}
+
+/// Opens `path` for appending as an untrusted path: never through a
+/// symlink, never blocking on a FIFO, and only a private regular file of
+/// the operator's in directories only the operator (or root) can change.
+fn open_checked(path: &Path) -> Result<File, AuditError> {
+    let me = current_uid();
+    let unsafe_because = |why: String| AuditError::Unsafe {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(AuditError::NotAFile {
+            path: path.to_path_buf(),
+            kind: "a directory",
+        });
+    };
+    let parent = std::fs::canonicalize(parent).map_err(|source| AuditError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    check_directories(&parent.join(name), me).map_err(unsafe_because)?;
+    // What is there already, as it is (not followed): the open below
+    // refuses the same again, but cannot tell a FIFO from other errors.
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(AuditError::Symlink {
+                path: path.to_path_buf(),
+            });
+        }
+        if !meta.is_file() {
+            return Err(AuditError::NotAFile {
+                path: path.to_path_buf(),
+                kind: file_kind(&meta),
+            });
+        }
+    }
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(AUDIT_FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| {
+            if source.raw_os_error() == Some(libc::ELOOP) {
+                AuditError::Symlink {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                AuditError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
+        })?;
+    let meta = file.metadata().map_err(|source| AuditError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(AuditError::NotAFile {
+            path: path.to_path_buf(),
+            kind: file_kind(&meta),
+        });
+    }
+    if meta.uid() != me {
+        return Err(unsafe_because(format!(
+            "it is owned by uid {}, not by you (uid {me}): run chown {me} {} (or name a file of your own)",
+            meta.uid(),
+            path.display()
+        )));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & SHARED_BITS != 0 {
+        return Err(unsafe_because(format!(
+            "others have access to it (mode {:o}): run chmod 600 {}",
+            mode & 0o777,
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// The JSON of one record, with every hazardous character escaped.
 fn line(record: &SendRecord<'_>) -> String {
-    let at_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
     let line = Line {
         audit: "send_prompt",
-        at_ms,
+        at_ms: now_ms(),
         core_id: record.core_id,
         address: record.address,
         created_ms: record.created_ms,
+        landed_created_ms: record.landed_created_ms,
         send_mode: record.send_mode,
         preflight_status: record.preflight_status,
         outcome: record.outcome,
@@ -170,6 +391,7 @@ mod tests {
             core_id: Some("c1"),
             address: "t\u{202e}1",
             created_ms: Some(5),
+            landed_created_ms: None,
             send_mode: SendMode::IdleOnly,
             preflight_status: Some(TerminalStatus::Idle),
             outcome: "sent",

@@ -6,6 +6,19 @@
 //! and trace, and a more specific `RUST_LOG` directive beats any directive
 //! added to the same `EnvFilter`; a separate filter cannot be lifted by any
 //! `RUST_LOG` value. This crate never logs a prompt, a screen or a token.
+//!
+//! Logging never blocks an answer: a host that does not read the process's
+//! stderr would otherwise stall every call once the pipe (64 KiB) is full,
+//! the answer to a send that already landed included. Lines go through
+//! [`stderr`], a queue of at most [`QUEUED_LINES`] drained by one thread;
+//! when it is full a line is dropped and counted, and the count is written
+//! to stderr as soon as a line gets through again.
+
+use std::io::Write;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::time::Duration;
 
 use tracing::Level;
 use tracing_subscriber::EnvFilter;
@@ -20,7 +33,7 @@ const OWN_TARGET: &str = env!("CARGO_CRATE_NAME");
 pub fn init() {
     let levels = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let output = fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(false)
         .with_target(true);
     // Two global filters: a callsite is enabled only if both enable it, so
@@ -41,6 +54,104 @@ fn cap() -> Targets {
     Targets::new()
         .with_default(Level::WARN)
         .with_target(OWN_TARGET, Level::TRACE)
+}
+
+/// Lines waiting for stderr at most; past it they are dropped and counted.
+pub const QUEUED_LINES: usize = 1_024;
+
+enum Message {
+    Line(Vec<u8>),
+    /// Answered once every line queued before it is written.
+    Flushed(std::sync::mpsc::Sender<()>),
+}
+
+struct Queue {
+    sender: SyncSender<Message>,
+    dropped: AtomicU64,
+}
+
+static QUEUE: OnceLock<Queue> = OnceLock::new();
+
+fn queue() -> &'static Queue {
+    QUEUE.get_or_init(|| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(QUEUED_LINES);
+        std::thread::Builder::new()
+            .name("stderr".into())
+            .spawn(move || drain(&receiver))
+            .expect("the stderr thread starts");
+        Queue {
+            sender,
+            dropped: AtomicU64::new(0),
+        }
+    })
+}
+
+/// The writer thread: blocks on stderr so that nobody else does.
+fn drain(receiver: &Receiver<Message>) {
+    let mut reported = 0;
+    let mut err = std::io::stderr().lock();
+    while let Ok(message) = receiver.recv() {
+        match message {
+            Message::Line(line) => {
+                let _ = err.write_all(&line);
+                let dropped = QUEUE.get().map_or(0, |q| q.dropped.load(Ordering::Relaxed));
+                if dropped > reported {
+                    let _ = writeln!(
+                        err,
+                        "herdr-core-mcp: {} log line(s) dropped since the last report: stderr was not being read",
+                        dropped - reported
+                    );
+                    reported = dropped;
+                }
+            }
+            Message::Flushed(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// A writer to stderr that never blocks: each `write` is one queued line
+/// (tracing writes each event, and the audit each record, in one call).
+pub struct Stderr;
+
+/// The non-blocking stderr writer (a tracing `MakeWriter`).
+pub fn stderr() -> Stderr {
+    Stderr
+}
+
+impl Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let queue = queue();
+        match queue.sender.try_send(Message::Line(buf.to_vec())) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                queue.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Lines dropped so far because stderr was not read.
+pub fn dropped_lines() -> u64 {
+    QUEUE.get().map_or(0, |q| q.dropped.load(Ordering::Relaxed))
+}
+
+/// Waits (at most `timeout`) until the lines queued so far are written:
+/// for the end of the process.
+pub fn flush(timeout: Duration) {
+    let Some(queue) = QUEUE.get() else {
+        return;
+    };
+    let (done, written) = std::sync::mpsc::channel();
+    if queue.sender.try_send(Message::Flushed(done)).is_ok() {
+        let _ = written.recv_timeout(timeout);
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(cli::run(cli.command));
     // Leave no task running past main (e.g. a blocked stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    herdr_core_mcp::logging::flush(std::time::Duration::from_millis(500));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error.to_string(), error.exit_code()),

@@ -28,7 +28,7 @@ fn hostile_screen(phase: usize) -> String {
     for row in 0..20 {
         let line: String = (0..120)
             .map(|cell| {
-                if (cell + row + phase) % (row + 2) == 0 {
+                if (cell + row + phase).is_multiple_of(row + 2) {
                     "é\u{301}"
                 } else {
                     "é"

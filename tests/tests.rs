@@ -19,6 +19,7 @@ mod operator_hardening;
 mod output_waits;
 mod pattern_costs;
 mod restarts;
+mod send_record;
 mod stdio_tools;
 pub mod wait_tools;
 mod what_users_read;

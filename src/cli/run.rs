@@ -124,7 +124,7 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
         name: "SIGHUP",
         source,
     })?;
-    let audit = Audit::open(Box::new(std::io::stderr()), config.audit_log())?;
+    let audit = Audit::open(Box::new(crate::logging::stderr()), config.audit_log())?;
     let app = Arc::new(App::new(config, audit));
     let reloads = serve::reload_on_hangup(hangups, Arc::clone(&app), config_path);
     tokio::select! {

@@ -85,7 +85,7 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
 
 /// Every directory above `resolved` (a path without symlinks): owned by
 /// `me` or root, and not writable by others unless sticky.
-fn check_directories(resolved: &Path, me: u32) -> Result<(), String> {
+pub(crate) fn check_directories(resolved: &Path, me: u32) -> Result<(), String> {
     for dir in resolved.ancestors().skip(1) {
         let meta =
             std::fs::metadata(dir).map_err(|e| format!("cannot check {}: {e}", dir.display()))?;
@@ -109,7 +109,7 @@ fn check_directories(resolved: &Path, me: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn current_uid() -> u32 {
+pub(crate) fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }

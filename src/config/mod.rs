@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hc::CoreId;
 pub use file::{Checked, read_checked};
+pub(crate) use file::{check_directories, current_uid};
 pub use http::HttpConfig;
 pub use raw::{RawConfig, RawHttp, RawLifetime, RawTransport};
 

@@ -7,7 +7,8 @@
 //!
 //! The attempt runs in its own task: a cancelled or dropped MCP request
 //! cannot cut it between dispatch and classification, and every attempt
-//! leaves exactly one audit line.
+//! leaves exactly one audit line, even one that panics (`unknown`,
+//! `internal_error`).
 
 mod pipeline;
 pub mod verdict;
@@ -21,12 +22,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tools;
 use super::error::structured;
-use crate::audit::SendRecord;
+use crate::audit::{Audit, AuditWrite, SendRecord};
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::TerminalStatus;
 use pipeline::Attempt;
-use verdict::{Accepted, Verdict};
+use verdict::{Accepted, ReasonCode, Verdict};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -67,8 +68,8 @@ impl Outcome {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SendPromptOutput {
     pub outcome: Outcome,
-    /// Stable machine-readable reason, e.g. `not_approved`, `status_mismatch`.
-    pub reason_code: String,
+    /// Stable machine-readable reason.
+    pub reason_code: ReasonCode,
     /// What happened and what to do next.
     pub reason: String,
     pub send_mode: SendMode,
@@ -83,39 +84,68 @@ pub struct SendPromptOutput {
     pub core_status_seq: Option<u64>,
     pub core_id: Option<String>,
     pub address: String,
+    /// The approved lifetime the preflight found (or the one asked for).
     pub created_ms: Option<i64>,
+    /// The lifetime hc says the input reached, when it accepted it: another
+    /// than `created_ms` only with `accepted_other_lifetime`.
+    pub landed_created_ms: Option<i64>,
     /// Characters in `text`.
     pub chars: usize,
+    /// Whether this attempt's line reached the operator's audit file.
+    pub audit: AuditWrite,
 }
 
 pub async fn run(tools: Arc<Tools>, args: SendPromptArgs, ct: CancellationToken) -> CallToolResult {
     let task = tokio::spawn(async move {
         let loaded = tools.app().loaded();
         let mode = loaded.config().send_mode();
+        let unfinished = Unfinished {
+            audit: tools.app().audit(),
+            args: &args,
+            mode,
+        };
         let attempt = pipeline::attempt(&tools, &loaded, &args, &ct).await;
-        let code = attempt.verdict.code();
-        let output = SendPromptOutput::new(mode, &args, attempt);
-        tools.app().audit().record(&SendRecord {
-            core_id: output.core_id.as_deref(),
-            address: &output.address,
-            created_ms: output.created_ms,
-            send_mode: output.send_mode,
-            preflight_status: output.preflight_status,
-            outcome: output.outcome.as_str(),
-            reason: code.as_str(),
-            text: &args.text,
-        });
+        let mut output = SendPromptOutput::new(mode, &args, attempt);
+        std::mem::forget(unfinished);
+        output.audit = tools.app().audit().record(&output.record(&args.text));
         output
     });
     match task.await {
         Ok(output) => {
             let text = render(&output);
-            structured(&output, text, output.outcome != Outcome::Sent)
+            let is_error =
+                output.outcome != Outcome::Sent || output.reason_code != ReasonCode::Accepted;
+            structured(&output, text, is_error)
         }
-        // The attempt task panicked; whether it dispatched is not known.
+        // The attempt task panicked (its audit line says `unknown`); whether
+        // it dispatched is not known.
         Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-            "internal error during send_prompt ({e}); the input may or may not have landed: read the screen before deciding"
+            "UNKNOWN (input may have landed): internal error during send_prompt ({e}) [internal_error]; read the screen before deciding, do not resend blindly"
         ))]),
+    }
+}
+
+/// An attempt under way: dropped without being finished (its task
+/// panicked), it writes the attempt's audit line as `unknown`.
+struct Unfinished<'a> {
+    audit: &'a Audit,
+    args: &'a SendPromptArgs,
+    mode: SendMode,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        self.audit.record(&SendRecord {
+            core_id: None,
+            address: &self.args.address,
+            created_ms: self.args.created_ms,
+            landed_created_ms: None,
+            send_mode: self.mode,
+            preflight_status: None,
+            outcome: Outcome::Unknown.as_str(),
+            reason: ReasonCode::InternalError.as_str(),
+            text: &self.args.text,
+        });
     }
 }
 
@@ -134,16 +164,20 @@ impl SendPromptOutput {
             Verdict::Unknown(_) => (Outcome::Unknown, None, None),
         };
         let created_ms = preflight.as_ref().map(|p| p.created_ms).or(args.created_ms);
-        if let Verdict::Sent(Accepted {
-            other_lifetime: Some(actual),
-            ..
-        }) = &verdict
-        {
-            tracing::warn!(address = %printable(&args.address), approved_created_ms = created_ms, actual_created_ms = actual, "input landed in a new terminal lifetime at the same address");
-        }
+        let landed_created_ms = match &verdict {
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(actual),
+                ..
+            }) => {
+                tracing::warn!(address = %printable(&args.address), approved_created_ms = created_ms, actual_created_ms = actual, "input landed in a new terminal lifetime at the same address");
+                Some(*actual)
+            }
+            Verdict::Sent(_) => created_ms,
+            _ => None,
+        };
         SendPromptOutput {
             outcome,
-            reason_code: verdict.code().as_str().to_owned(),
+            reason_code: verdict.code(),
             reason: verdict.reason(&args.address, created_ms),
             send_mode: mode,
             preflight_status: preflight.as_ref().map(|p| p.status),
@@ -156,13 +190,35 @@ impl SendPromptOutput {
             core_id: preflight.map(|p| p.core_id.to_string()),
             address: args.address.clone(),
             created_ms,
+            landed_created_ms,
             chars: args.text.chars().count(),
+            audit: AuditWrite::LogOnly,
+        }
+    }
+
+    /// The audit record of this answer.
+    fn record<'a>(&'a self, text: &'a str) -> SendRecord<'a> {
+        SendRecord {
+            core_id: self.core_id.as_deref(),
+            address: &self.address,
+            created_ms: self.created_ms,
+            landed_created_ms: self
+                .landed_created_ms
+                .filter(|l| Some(*l) != self.created_ms),
+            send_mode: self.send_mode,
+            preflight_status: self.preflight_status,
+            outcome: self.outcome.as_str(),
+            reason: self.reason_code.as_str(),
+            text,
         }
     }
 }
 
 fn render(out: &SendPromptOutput) -> String {
     let headline = match out.outcome {
+        Outcome::Sent if out.reason_code == ReasonCode::AcceptedOtherLifetime => {
+            "SENT, BUT TO ANOTHER TERMINAL LIFETIME"
+        }
         Outcome::Sent => "SENT",
         Outcome::NotSent => "NOT SENT",
         Outcome::Unknown => "UNKNOWN (input may have landed)",
@@ -170,7 +226,7 @@ fn render(out: &SendPromptOutput) -> String {
     let mut text = format!(
         "{headline}: {} [{}]\naddress={} created_ms={} mode={} preflight={} guard={}",
         printable(&out.reason),
-        out.reason_code,
+        out.reason_code.as_str(),
         printable(&out.address),
         out.created_ms.map_or("-".to_owned(), |c| c.to_string()),
         out.send_mode.as_str(),
@@ -181,5 +237,62 @@ fn render(out: &SendPromptOutput) -> String {
     if let (Some(status), Some(seq)) = (out.core_status, out.core_status_seq) {
         text.push_str(&format!(" core_status={status} core_status_seq={seq}"));
     }
+    if out.reason_code == ReasonCode::AcceptedOtherLifetime
+        && let Some(landed) = out.landed_created_ms
+    {
+        text.push_str(&format!(" landed_created_ms={landed}"));
+    }
+    if out.audit == AuditWrite::NotWritten {
+        text.push_str("\naudit: not_written (auditLog could not be written; the line is kept and written first once it can be)");
+    }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_attempt_that_panics_still_leaves_its_audit_line_as_unknown() {
+        let captured = Captured::default();
+        let audit = Audit::open(Box::new(captured.clone()), None).unwrap();
+        let args = SendPromptArgs {
+            address: "t1".into(),
+            text: "a prompt".into(),
+            created_ms: Some(7),
+        };
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _unfinished = Unfinished {
+                audit: &audit,
+                args: &args,
+                mode: SendMode::IdleOnly,
+            };
+            panic!("a bug between dispatch and classification");
+        }));
+        assert!(panicked.is_err());
+        let written = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let line: serde_json::Value = serde_json::from_str(written.trim_end()).unwrap();
+        assert_eq!(line["outcome"], "unknown", "{line}");
+        assert_eq!(line["reason"], "internal_error", "{line}");
+        assert_eq!(line["address"], "t1");
+        assert_eq!(line["created_ms"], 7);
+        assert!(!written.contains("a prompt"));
+    }
 }

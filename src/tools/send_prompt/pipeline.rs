@@ -1,5 +1,5 @@
 //! One send attempt, top to bottom: `check_input` (text and config, no I/O)
-//! → the per-terminal lock → `preflight` (`terminal.get`) → `check_target`
+//! → the audit file writable → the per-terminal lock → `preflight` (`terminal.get`) → `check_target`
 //! (core, lifetime, approval, mode; no I/O) → `dispatch` (the one
 //! `terminal.send`) → [`classify`]. Every step before dispatch can only
 //! refuse, so a refusal is NOT SENT by construction.
@@ -53,6 +53,10 @@ pub async fn attempt(
         Ok(checked) => checked,
         Err(refusal) => return Attempt::refused(None, refusal),
     };
+    // Retries any audit line still outstanding: no send goes unaudited.
+    if !tools.app().audit().ready() {
+        return Attempt::refused(None, Refusal::AuditUnavailable);
+    }
     let _serialized = tokio::select! {
         biased;
         () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),

@@ -42,6 +42,8 @@ pub struct Why(pub CoreError);
 /// decided before dispatch, and `StatusMismatch` is hc's validated refusal.
 #[derive(Debug)]
 pub enum Refusal {
+    /// `auditLog` could not be written: no send goes unaudited.
+    AuditUnavailable,
     TextEmpty,
     TextTooLong {
         chars: usize,
@@ -102,10 +104,20 @@ pub enum Refusal {
     },
 }
 
-/// The stable, machine-readable reason of every outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The stable, machine-readable reason of every outcome: `accepted` and
+/// `accepted_other_lifetime` (the input landed in another lifetime at the
+/// same address: isError) are sent; `post_dispatch_failure` and
+/// `internal_error` are unknown; every other one is not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
+    // sent: hc accepted the input into the approved lifetime.
     Accepted,
+    // sent, and isError: hc accepted the input into ANOTHER lifetime at
+    // the same address (the approved one ended just before).
+    AcceptedOtherLifetime,
+    // not_sent: the audit log cannot be written.
+    AuditUnavailable,
     TextEmpty,
     TextTooLong,
     ControlCharacter,
@@ -121,13 +133,18 @@ pub enum ReasonCode {
     StatusNotAllowed,
     DispatchFailed,
     StatusMismatch,
+    // unknown: the request reached hc and no valid answer came back.
     PostDispatchFailure,
+    // unknown: the adapter failed inside the attempt.
+    InternalError,
 }
 
 impl ReasonCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ReasonCode::Accepted => "accepted",
+            ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
+            ReasonCode::AuditUnavailable => "audit_unavailable",
             ReasonCode::TextEmpty => "text_empty",
             ReasonCode::TextTooLong => "text_too_long",
             ReasonCode::ControlCharacter => "control_character",
@@ -144,6 +161,7 @@ impl ReasonCode {
             ReasonCode::DispatchFailed => "dispatch_failed",
             ReasonCode::StatusMismatch => "status_mismatch",
             ReasonCode::PostDispatchFailure => "post_dispatch_failure",
+            ReasonCode::InternalError => "internal_error",
         }
     }
 }
@@ -151,6 +169,7 @@ impl ReasonCode {
 impl Refusal {
     pub fn code(&self) -> ReasonCode {
         match self {
+            Refusal::AuditUnavailable => ReasonCode::AuditUnavailable,
             Refusal::TextEmpty => ReasonCode::TextEmpty,
             Refusal::TextTooLong { .. } => ReasonCode::TextTooLong,
             Refusal::ControlCharacter { .. } | Refusal::LineControl { .. } => {
@@ -178,6 +197,10 @@ impl Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Refusal::AuditUnavailable => write!(
+                f,
+                "the audit log (auditLog) cannot be written, and no send goes unaudited: nothing was sent. The operator checks the disk and the file (the server log says why); every attempt retries the write, and sends resume once it succeeds"
+            ),
             Refusal::TextEmpty => write!(f, "text is empty"),
             Refusal::TextTooLong { chars } => write!(
                 f,
@@ -252,7 +275,14 @@ impl fmt::Display for Refusal {
 impl Verdict {
     pub fn code(&self) -> ReasonCode {
         match self {
-            Verdict::Sent(_) => ReasonCode::Accepted,
+            Verdict::Sent(Accepted {
+                other_lifetime: None,
+                ..
+            }) => ReasonCode::Accepted,
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(_),
+                ..
+            }) => ReasonCode::AcceptedOtherLifetime,
             Verdict::NotSent(refusal) => refusal.code(),
             Verdict::Unknown(_) => ReasonCode::PostDispatchFailure,
         }
@@ -269,7 +299,7 @@ impl Verdict {
                 other_lifetime: Some(actual),
                 ..
             }) => format!(
-                "hc accepted the input, but into a NEW terminal at {address} (created_ms {actual}, not the approved {}): the old one ended between preflight and send; check that terminal",
+                "SENT TO ANOTHER TERMINAL: hc accepted the input into a NEW terminal lifetime at {address} (created_ms {actual}), not the approved one (created_ms {}), which ended between the preflight and the send. hc names terminals by address only, so this cannot be prevented. The prompt was typed into a program nobody approved: read_output of {address} now and tell the operator",
                 approved_created_ms.map_or("-".to_owned(), |c| c.to_string())
             ),
             Verdict::NotSent(refusal) => refusal.to_string(),
