@@ -228,6 +228,16 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         o.wait_rounds,
     )
     .await?;
+    let pattern_costs = crate::patterns::costs()?;
+    let stalling_before = crate::patterns::stalling_cost_before()?;
+    let beside_costly_waits = crate::patterns::beside_waits(
+        &waits_sim,
+        waits_port,
+        &token,
+        &addresses[0],
+        &addresses[1..3],
+    )
+    .await?;
     drop(waits_http);
     drop(waits_sim);
 
@@ -291,6 +301,9 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         starvation,
         slow_body,
         output_waits,
+        pattern_costs,
+        stalling_before,
+        beside_costly_waits,
         oversized: oversized.with_note(
             "fault oversized-reply:terminal.read: a valid reply whose result is a 100 MiB string"
                 .into(),

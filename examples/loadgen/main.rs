@@ -20,6 +20,7 @@ mod direct;
 mod http;
 mod latency;
 mod mix;
+mod patterns;
 mod procfs;
 mod relay;
 mod report;

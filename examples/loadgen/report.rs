@@ -73,6 +73,10 @@ pub struct Results {
     pub starvation: Vec<crate::starve::Row>,
     pub slow_body: Vec<crate::slowbody::Row>,
     pub output_waits: Vec<crate::waits::Row>,
+    pub pattern_costs: Vec<crate::patterns::Cost>,
+    /// The stalling pattern's cost per poll under the previous build's caps.
+    pub stalling_before: Duration,
+    pub beside_costly_waits: crate::patterns::Beside,
     pub oversized: Cap,
     pub big_list: Cap,
 }
@@ -89,6 +93,12 @@ impl Results {
         self.starvation_table(&mut out);
         self.slow_body_table(&mut out);
         self.output_wait_table(&mut out);
+        crate::patterns::table(
+            &mut out,
+            &self.pattern_costs,
+            self.stalling_before,
+            &self.beside_costly_waits,
+        );
         self.startup_table(&mut out);
         self.caps_table(&mut out);
         let passed = self.targets(&mut out);
@@ -443,6 +453,11 @@ impl Results {
                 ),
                 _ => {}
             }
+        }
+        for (name, measured, pass) in
+            crate::patterns::targets(&self.pattern_costs, &self.beside_costly_waits)
+        {
+            row(out, &name, measured, pass);
         }
         for run in &self.slow_body {
             let mut served = run.served();

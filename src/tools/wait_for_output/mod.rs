@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-pub use matcher::{MAX_PATTERN_CHARS, Matchers, PatternError};
+pub use matcher::{LineMatcher, MAX_PATTERN_CHARS, Matchers, POLL_BUDGET, PatternError, Scan, compile};
 pub use output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 
 use super::Tools;
