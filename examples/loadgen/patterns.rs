@@ -130,8 +130,11 @@ pub async fn beside_waits(
     progress(&format!(
         "pattern costs: read_output and send_prompt beside {WAITS} costly waits"
     ));
-    sim.control("emit", json!({"address": hostile, "text": hostile_screen(0)}))
-        .await?;
+    sim.control(
+        "emit",
+        json!({"address": hostile, "text": hostile_screen(0)}),
+    )
+    .await?;
     let mut waits = tokio::task::JoinSet::new();
     for w in 0..WAITS {
         let args = json!({
@@ -157,8 +160,11 @@ pub async fn beside_waits(
     let started = Instant::now();
     let mut phase = 1;
     while started.elapsed() < WAIT_TIMEOUT - Duration::from_millis(200) {
-        sim.control("emit", json!({"address": hostile, "text": hostile_screen(phase)}))
-            .await?;
+        sim.control(
+            "emit",
+            json!({"address": hostile, "text": hostile_screen(phase)}),
+        )
+        .await?;
         phase += 1;
         for other in others {
             let read = json!({"address": other}).to_string();
