@@ -21,7 +21,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-pub use matcher::{LineMatcher, MAX_PATTERN_CHARS, Matchers, POLL_BUDGET, PatternError, Scan, compile};
+pub use matcher::{
+    LineMatcher, MAX_PATTERN_CHARS, Matchers, POLL_BUDGET, PatternError, Scan, compile,
+};
 pub use output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 
 use super::Tools;
