@@ -1,5 +1,9 @@
-//! The one integration-test binary: every test runs real processes (the
-//! bundled hc simulator, the adapter binary) over real sockets.
+//! The one integration-test binary. Tests that need a core run the bundled
+//! hc simulator as a real process on temp sockets. Most run the adapter (or
+//! its core client) in-process beside it, through the entry point the
+//! binary uses (`support/in_process.rs`: `serve::run` with an injected
+//! endpoint); the rest spawn the adapter binary for what only a process
+//! shows (subcommands, signals, exit codes, stdout, logs, memory).
 
 mod support;
 
