@@ -116,6 +116,9 @@ pub struct Beside {
     pub others: Vec<Duration>,
     /// How long after its timeout each wait answered (zero if before).
     pub overruns: Vec<Duration>,
+    /// The adapter accepted [`STALLING`] (a build before the caps), and the
+    /// waits used it.
+    pub stalling_accepted: bool,
 }
 
 /// Starts the waits on `hostile` and times calls to the other `terminals`
@@ -135,11 +138,21 @@ pub async fn beside_waits(
         json!({"address": hostile, "text": hostile_screen(0)}),
     )
     .await?;
+    // A build that still accepts the stalling pattern is measured with it.
+    let mut probe = HttpClient::new(port, token);
+    let args = json!({"address": hostile, "pattern": STALLING, "timeout_ms": 100}).to_string();
+    probe.call_tool("wait_for_output", &args).await?;
+    let stalling_accepted = !probe.text().contains("invalid arguments");
+    let patterns: Vec<&str> = if stalling_accepted {
+        vec![STALLING]
+    } else {
+        COSTLY.to_vec()
+    };
     let mut waits = tokio::task::JoinSet::new();
     for w in 0..WAITS {
         let args = json!({
             "address": hostile,
-            "pattern": COSTLY[w % COSTLY.len()],
+            "pattern": patterns[w % patterns.len()],
             "timeout_ms": WAIT_TIMEOUT.as_millis() as u64,
         })
         .to_string();
@@ -156,7 +169,10 @@ pub async fn beside_waits(
         });
     }
     let mut client = HttpClient::new(port, token);
-    let mut beside = Beside::default();
+    let mut beside = Beside {
+        stalling_accepted,
+        ..Beside::default()
+    };
     let started = Instant::now();
     let mut phase = 1;
     while started.elapsed() < WAIT_TIMEOUT - Duration::from_millis(200) {
@@ -217,9 +233,14 @@ pub fn table(out: &mut String, costs: &[Cost], stalling_before: Duration, beside
     let mut others = beside.others.clone();
     let lat = Latency::of(&mut others);
     let overrun = beside.overruns.iter().max().copied().unwrap_or_default();
+    let which = if beside.stalling_accepted {
+        format!("waits with `{STALLING}` (this build accepts it)")
+    } else {
+        "such waits (the stalling pattern is refused)".to_owned()
+    };
     let _ = writeln!(
         out,
-        "\nBeside {WAITS} such waits (timeout {}) while the screen changed every round: {} read_output/send_prompt calls of other callers, median {}, p99 {}, worst {}; the waits answered at most {} after their timeout.",
+        "\nBeside {WAITS} {which} (timeout {}) while the screen changed every round: {} read_output/send_prompt calls of other callers, median {}, p99 {}, worst {}; the waits answered at most {} after their timeout.",
         ms(WAIT_TIMEOUT),
         others.len(),
         ms(lat.median),
