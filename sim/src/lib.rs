@@ -17,10 +17,13 @@
 //!   [`reader`]: the line reader (no bracketed paste); [`tty`]: what those
 //!   two programs share.
 //! - [`control`]: the test-only control socket; [`stats`]: its counters.
+//! - [`service`]: one simulator from bound sockets to its end, in the
+//!   binary or inside a test.
 //! - [`cli`]: the command line.
 //!
-//! From the outside in: [`testing`] starts the built `hc-sim` binary as a
-//! process and drives it (for tests, benchmarks and the demo).
+//! From the outside in: [`testing`] runs the simulator, as the built
+//! `hc-sim` binary or on a thread of the caller's process, and drives it
+//! (for tests, benchmarks and the demo).
 
 pub mod agent;
 pub mod cli;
@@ -36,6 +39,7 @@ pub mod pty;
 pub mod reader;
 pub mod registry;
 pub mod server;
+pub mod service;
 pub mod sim;
 pub mod stats;
 pub mod terminal;
@@ -44,18 +48,13 @@ pub mod tty;
 pub mod wire;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::{Cli, Invocation, ServeConfig};
-use crate::sim::{Sim, TerminalKind};
-
-/// Worker threads of the simulator's runtime (PTY I/O has its own threads).
-const WORKER_THREADS: usize = 2;
+use crate::service::{Ending, Service};
 
 /// Entry point of the `hc-sim` binary: parse, run, map to an exit code.
 pub fn main() -> ExitCode {
@@ -68,11 +67,7 @@ pub fn main() -> ExitCode {
         Invocation::Reader => return reader::run(),
         Invocation::Serve(config) => config,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(WORKER_THREADS)
-        .enable_all()
-        .build()
-    {
+    let runtime = match service::runtime() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&error),
     };
@@ -96,78 +91,23 @@ fn fail(error: &io::Error) -> ExitCode {
 pub async fn run(config: ServeConfig) -> io::Result<()> {
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let sim = Arc::new(Sim::new(config.sim.clone())?);
-    let mut sockets = SocketFiles::default();
-    let listener = server::bind(&config.socket)?;
-    sockets.0.push(config.socket.clone());
-    let control_listener = match &config.control {
-        Some(path) => {
-            let listener = server::bind(path)?;
-            sockets.0.push(path.clone());
-            Some(listener)
-        }
-        None => None,
-    };
-    let started = async {
-        sim.spawn_many(TerminalKind::Agent, config.agents).await?;
-        sim.spawn_many(TerminalKind::Shell, config.shells).await?;
-        sim.spawn_many(TerminalKind::Reader, config.readers).await?;
-        sim.spawn_many(TerminalKind::Idle, config.idle_records)
-            .await
-    };
-    if let Err(error) = started.await {
-        sim.shutdown().await;
-        return Err(error);
-    }
-
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = stopped.wait_for(|&stop| stop).await;
-    };
-    tokio::spawn(server::serve(
-        Arc::clone(&sim),
-        listener,
-        until_stopped(stopped.clone()),
-    ));
-    if let Some(listener) = control_listener {
-        tokio::spawn(control::serve(
-            Arc::clone(&sim),
-            listener,
-            until_stopped(stopped),
-        ));
-    }
-    announce_ready(&sim, &config.socket)?;
-
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = interrupt.recv() => {}
-    }
-    let _ = stop.send(true);
-    sim.shutdown().await;
+    let service = Service::start(config).await?;
+    announce_ready(&service.ready_line())?;
+    service
+        .serve_until(async {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+            Ending::Stop
+        })
+        .await;
     Ok(())
 }
 
 /// The one line ever written to stdout.
-fn announce_ready(sim: &Sim, socket: &std::path::Path) -> io::Result<()> {
+fn announce_ready(line: &str) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
-    writeln!(
-        stdout,
-        "ready core_id={} socket={}",
-        sim.identity.core_id,
-        socket.display()
-    )?;
+    stdout.write_all(line.as_bytes())?;
     stdout.flush()
-}
-
-/// Socket files this process created, removed when it stops (on every path
-/// out of [`run`]).
-#[derive(Default)]
-struct SocketFiles(Vec<PathBuf>);
-
-impl Drop for SocketFiles {
-    fn drop(&mut self) {
-        for path in &self.0 {
-            let _ = std::fs::remove_file(path);
-        }
-    }
 }

@@ -1,8 +1,10 @@
 //! Real programs in real PTYs: starting one (40×120, `TERM=xterm-256color`),
-//! the thread that feeds its output to its terminal, the thread that notices
-//! its exit, and killing it. The program is reaped here (not by
+//! writing to it, killing it, the thread that hands its output on and the
+//! thread that notices its exit. The program is reaped here (not by
 //! `portable-pty`) so a signal death reads as `128 + signal` like a shell
-//! reports it, and so a kill can never hit a recycled pid.
+//! reports it, and so a kill can never hit a recycled pid. What the output
+//! means, and where the exit is recorded, is for whoever watches it
+//! ([`ProgramEvents`]; the terminal, which owns the screen).
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -10,8 +12,6 @@ use std::sync::{Arc, Mutex};
 
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use crate::clock::unix_ms;
-use crate::terminal::{Exit, Terminal};
 use crate::wire::{TERMINAL_COLS, TERMINAL_ROWS};
 
 /// The `TERM` every simulated terminal advertises.
@@ -37,8 +37,8 @@ impl ProgramSpec {
     }
 }
 
-/// A running program's handles. Its output reader is handed to
-/// [`start_threads`] separately.
+/// A running program's input and its right to be killed. Its output and
+/// its exit are watched through the [`Watch`] that [`spawn`] returns beside it.
 pub struct PtyProgram {
     pid: libc::pid_t,
     writer: Mutex<Box<dyn Write + Send>>,
@@ -46,8 +46,31 @@ pub struct PtyProgram {
     _master: Mutex<Box<dyn MasterPty + Send>>,
 }
 
+/// A started program's output and exit, not yet watched: [`Watch::start`]
+/// hands them to their watcher once it exists.
+pub struct Watch {
+    pid: libc::pid_t,
+    reader: Box<dyn Read + Send>,
+}
+
+/// Who hears from a program in a PTY, each on a thread of its own.
+pub trait ProgramEvents: Send + Sync + 'static {
+    /// One chunk of the program's output, in order.
+    fn output(&self, chunk: &[u8]);
+
+    /// The program exited and is not yet reaped. The watcher reaps it with
+    /// [`Reap::exit_code`] under the same lock it holds around
+    /// [`PtyProgram::kill`], so a kill never reaches a recycled pid.
+    fn exited(&self, reap: Reap);
+}
+
+/// The right to reap an exited program, once.
+pub struct Reap {
+    pid: libc::pid_t,
+}
+
 /// Starts `spec` in a new PTY.
-pub fn spawn(spec: &ProgramSpec) -> io::Result<(PtyProgram, Box<dyn Read + Send>)> {
+pub fn spawn(spec: &ProgramSpec) -> io::Result<(PtyProgram, Watch)> {
     let size = PtySize {
         rows: TERMINAL_ROWS,
         cols: TERMINAL_COLS,
@@ -78,7 +101,7 @@ pub fn spawn(spec: &ProgramSpec) -> io::Result<(PtyProgram, Box<dyn Read + Send>
         writer: Mutex::new(writer),
         _master: Mutex::new(pair.master),
     };
-    Ok((program, reader))
+    Ok((program, Watch { pid, reader }))
 }
 
 impl PtyProgram {
@@ -92,81 +115,77 @@ impl PtyProgram {
         writer.flush()
     }
 
-    /// Sends SIGKILL. Call only while the terminal's state is locked and its
-    /// exit is not recorded: the program is then alive or an unreaped
-    /// zombie, so the pid is still its own.
+    /// Sends SIGKILL. Call only under the lock the watcher reaps under
+    /// ([`ProgramEvents::exited`]), and only while no exit is recorded: the
+    /// program is then alive or an unreaped zombie, so the pid is its own.
     pub fn kill(&self) {
         // SAFETY: kill(2) has no memory effects; see above for why the pid is ours.
         unsafe {
             libc::kill(self.pid, libc::SIGKILL);
         }
     }
+}
 
-    fn pid(&self) -> libc::pid_t {
-        self.pid
+impl Watch {
+    /// Starts the output thread and the exit thread (named after `name`),
+    /// which report to `events`.
+    pub fn start(self, name: &str, events: Arc<impl ProgramEvents>) -> io::Result<()> {
+        let Watch { pid, mut reader } = self;
+        let output_events = Arc::clone(&events);
+        std::thread::Builder::new()
+            .name(format!("pty-out-{name}"))
+            .spawn(move || {
+                let mut buffer = vec![0; READ_CHUNK_BYTES];
+                loop {
+                    match reader.read(&mut buffer) {
+                        Ok(0) => break,
+                        Ok(read) => output_events.output(&buffer[..read]),
+                        Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                        // EIO: every holder of the PTY's other end is gone.
+                        Err(_) => break,
+                    }
+                }
+            })?;
+        std::thread::Builder::new()
+            .name(format!("pty-exit-{name}"))
+            .spawn(move || {
+                wait_exited(pid);
+                events.exited(Reap { pid });
+            })?;
+        Ok(())
     }
 }
 
-/// Starts the output thread and the exit thread of a PTY terminal.
-pub fn start_threads(terminal: Arc<Terminal>, mut reader: Box<dyn Read + Send>) -> io::Result<()> {
-    let output_terminal = Arc::clone(&terminal);
-    std::thread::Builder::new()
-        .name(format!("pty-out-{}", terminal.address))
-        .spawn(move || {
-            let mut buffer = vec![0; READ_CHUNK_BYTES];
-            loop {
-                match reader.read(&mut buffer) {
-                    Ok(0) => break,
-                    Ok(read) => {
-                        output_terminal.apply_output(&buffer[..read]);
-                    }
-                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                    // EIO: every holder of the PTY's other end is gone.
-                    Err(_) => break,
-                }
-            }
-        })?;
-    std::thread::Builder::new()
-        .name(format!("pty-exit-{}", terminal.address))
-        .spawn(move || watch_exit(&terminal))?;
-    Ok(())
-}
-
-/// Waits for the program to exit, then reaps it and records the exit under
-/// the terminal's state lock (see [`PtyProgram::kill`]).
-fn watch_exit(terminal: &Terminal) {
-    let crate::terminal::Backend::Pty(program) = &terminal.backend else {
-        return;
-    };
-    let pid = program.pid();
+/// Waits until the program has exited, leaving it unreaped (`WNOWAIT`) so
+/// its pid cannot be recycled yet.
+fn wait_exited(pid: libc::pid_t) {
     loop {
-        // SAFETY: siginfo_t is plain data; waitid fills it. WNOWAIT leaves
-        // the zombie in place so the pid cannot be recycled yet.
+        // SAFETY: siginfo_t is plain data; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         let id = libc::id_t::try_from(pid).unwrap_or_default();
         let result =
             unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
         if result == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break;
+            return;
         }
     }
-    let mut state = terminal.state();
-    let mut status = 0;
-    // SAFETY: reaps our own child; status is a valid out-pointer.
-    let reaped = unsafe { libc::waitpid(pid, &mut status, 0) };
-    let exit_code = if reaped != pid {
-        -1
-    } else if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else if libc::WIFSIGNALED(status) {
-        128 + libc::WTERMSIG(status)
-    } else {
-        -1
-    };
-    state.exit.get_or_insert(Exit {
-        finished_ms: unix_ms().max(terminal.created_ms),
-        exit_code,
-    });
-    drop(state);
-    terminal.notify_change();
+}
+
+impl Reap {
+    /// Reaps the program; its exit code, `128 + signal` for a signal death,
+    /// or -1 if it could not be read.
+    pub fn exit_code(self) -> i32 {
+        let mut status = 0;
+        // SAFETY: reaps our own child; status is a valid out-pointer.
+        let reaped = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        if reaped != self.pid {
+            -1
+        } else if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else if libc::WIFSIGNALED(status) {
+            128 + libc::WTERMSIG(status)
+        } else {
+            -1
+        }
+    }
 }

@@ -146,7 +146,7 @@ impl Sim {
                 cwd: self.options.cwd.clone(),
             },
         };
-        let (program, reader) = match pty::spawn(&spec) {
+        let (program, watch) = match pty::spawn(&spec) {
             Ok(started) => started,
             Err(error) => {
                 self.registry.release(slot);
@@ -163,7 +163,7 @@ impl Sim {
             spec.basename(),
             Backend::Pty(program),
         ));
-        if let Err(error) = pty::start_threads(Arc::clone(&terminal), reader) {
+        if let Err(error) = watch.start(&slot.address, Arc::clone(&terminal)) {
             terminal.kill();
             self.registry.release(slot);
             return Err(error);

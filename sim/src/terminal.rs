@@ -1,8 +1,9 @@
 //! One terminal: its identity (address, created_ms), what it shows (a VT
 //! screen fed through the OSC filter), what its program reported (status,
 //! status_seq, program name), whether that program has exited, and its input
-//! lock. How programs are started lives in `pty`; how input is written under
-//! the lock lives in `input`.
+//! lock. It hears from its program as the program's [`ProgramEvents`];
+//! starting, writing to and killing programs is `pty`'s business, and how
+//! input is written under the lock is `input`'s.
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::clock::{unix_ms, unix_us};
 use crate::osc::{OscFilter, StatusReport};
-use crate::pty::PtyProgram;
+use crate::pty::{ProgramEvents, PtyProgram, Reap};
 use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
 
 /// Scrollback kept per PTY terminal for `terminal.read` with `lines > 0`.
@@ -204,7 +205,7 @@ impl Terminal {
     }
 
     /// Wakes everyone in [`Terminal::wait_for`].
-    pub fn notify_change(&self) {
+    fn notify_change(&self) {
         self.changes.send_modify(|generation| *generation += 1);
     }
 
@@ -278,6 +279,24 @@ impl Terminal {
                 Ok(Err(_)) | Err(_) => return condition(&self.state()),
             }
         }
+    }
+}
+
+impl ProgramEvents for Terminal {
+    fn output(&self, chunk: &[u8]) {
+        self.apply_output(chunk);
+    }
+
+    /// Reaps under the state lock, the lock [`Terminal::kill`] holds.
+    fn exited(&self, reap: Reap) {
+        let mut state = self.state();
+        let exit_code = reap.exit_code();
+        state.exit.get_or_insert(Exit {
+            finished_ms: unix_ms().max(self.created_ms),
+            exit_code,
+        });
+        drop(state);
+        self.notify_change();
     }
 }
 

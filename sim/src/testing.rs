@@ -1,11 +1,15 @@
 //! The one way to run the simulator from outside, for tests, benchmarks
-//! and the demo: start the built `hc-sim` binary as a process with its hc
-//! socket, control socket and input log in a directory of its own, wait for
-//! its ready line, drive it over the control socket, read its input log,
-//! and stop it (SIGTERM), crash it (SIGKILL) or let Drop terminate it. The
-//! API is synchronous and needs no runtime, so sync tests and async callers
-//! alike can use it: an async caller runs [`control_call`] on a blocking
-//! thread. What the simulator does once it runs is the rest of this crate.
+//! and the demo: start it with its hc socket, control socket and input log
+//! in a directory of its own, drive it over the control socket, read its
+//! input log, and stop it, crash it or let Drop stop it. It runs as the
+//! built `hc-sim` binary ([`Simulator::start`]: a process, waited for
+//! until its ready line) or on a thread of this process with a runtime of
+//! its own ([`Simulator::in_process`]: no process to start, so quicker);
+//! either way its programs are real processes in real PTYs, and the handle
+//! is the same. The API is synchronous and needs no runtime, so sync tests
+//! and async callers alike can use it: an async caller runs
+//! [`control_call`] on a blocking thread. What the simulator does once it
+//! runs is the rest of this crate.
 //!
 //! ```no_run
 //! use hc_sim::testing::{Options, Simulator};
@@ -14,29 +18,33 @@
 //! let reader = sim.spawn("reader");
 //! assert_eq!(reader["address"], "t2");
 //! let dir = sim.stop(); // SIGTERM; the same socket path can serve again:
-//! let again = Simulator::start_in(dir, Options::default()).expect("hc-sim restarts");
+//! let again = Simulator::in_process_in(dir, Options::default()).expect("hc-sim restarts");
 //! ```
 
 mod binary;
 mod error;
+mod in_process;
 mod options;
 mod process;
 mod workdir;
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 pub use binary::locate_binary;
 pub use error::Error;
+use in_process::InProcess;
 pub use options::Options;
 use process::Process;
 pub use workdir::WorkDir;
+
+use crate::service::{self, Ending};
 
 /// Overrides where [`locate_binary`] looks for `hc-sim`.
 pub const BINARY_ENV: &str = "HC_SIM_BIN";
@@ -54,9 +62,9 @@ pub const INPUT_LOG_FILE: &str = "input.log";
 /// program to start, `kill` up to 5 s for it to die.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A running `hc-sim` process with a control socket. Dropping it
-/// terminates the process (SIGTERM, then SIGKILL after 5 s) and then
-/// removes its directory if it owns it.
+/// A running simulator with a control socket, as a process or inside this
+/// one. Dropping it stops it (a process gets SIGTERM, then SIGKILL after
+/// 5 s) and then removes its directory if it owns it.
 ///
 /// The methods that return values directly ([`Simulator::control`] and the
 /// conveniences after it) panic on failure, as a test wants; programs use
@@ -71,101 +79,123 @@ pub struct Simulator {
     pub input_log: Option<PathBuf>,
     /// The core_id this incarnation announced (new on every start).
     pub core_id: String,
-    /// The ready line exactly as printed, newline included.
+    /// The ready line exactly as printed (as it would be printed, in
+    /// process), newline included.
     pub ready_line: String,
-    /// Declared before `dir`: the process ends before its directory goes.
-    process: Process,
+    /// Declared before `dir`: the simulator ends before its directory goes.
+    runner: Runner,
     /// Where the sockets and the input log live.
     pub dir: WorkDir,
 }
 
+/// Where a simulator runs.
+#[derive(Debug)]
+enum Runner {
+    Process(Process),
+    InProcess(InProcess),
+}
+
 impl Simulator {
-    /// Starts a simulator in a fresh temp directory it owns.
+    /// Starts the `hc-sim` binary in a fresh temp directory it owns.
     pub fn start(options: Options) -> Result<Simulator, Error> {
-        let dir = WorkDir::temp().map_err(Error::io("create the simulator's directory"))?;
-        Simulator::start_in(dir, options)
+        Simulator::start_in(temp_dir()?, options)
     }
 
-    /// Starts a simulator in `dir`: its hc socket is `DIR/hc.sock`, so a
-    /// directory handed back by [`Simulator::stop`] or [`Simulator::crash`]
-    /// serves the same socket path again (a stale socket file is replaced).
+    /// Starts the `hc-sim` binary in `dir`: its hc socket is `DIR/hc.sock`,
+    /// so a directory handed back by [`Simulator::stop`] or
+    /// [`Simulator::crash`] serves the same socket path again (a stale
+    /// socket file is replaced).
     pub fn start_in(dir: WorkDir, options: Options) -> Result<Simulator, Error> {
-        let binary = match &options.binary {
-            Some(binary) => binary.clone(),
-            None => locate_binary()?,
-        };
-        let socket = dir.path().join(SOCKET_FILE);
-        let control = dir.path().join(CONTROL_FILE);
-        for path in [&socket, &control] {
-            if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
-                return Err(Error::PathTooLong(path.clone()));
-            }
-        }
-        let input_log = options.input_log.then(|| dir.path().join(INPUT_LOG_FILE));
-        let stderr = match &options.stderr {
-            Some(path) => Stdio::from(
-                File::create(path).map_err(Error::io(format!("create {}", path.display())))?,
-            ),
-            None => Stdio::inherit(),
-        };
-        let mut command = Command::new(&binary);
-        command.arg("--socket").arg(&socket);
-        command.arg("--control").arg(&control);
-        if let Some(input_log) = &input_log {
-            command.arg("--input-log").arg(input_log);
-        }
-        command
-            .args(options.flags())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
-        let child = command
-            .spawn()
-            .map_err(Error::io(format!("start {}", binary.display())))?;
-        // From here on, an early return terminates the process (Drop).
-        let mut process = Process { child };
-        let ready_line = process.ready_line()?;
-        let core_id = parse_ready_line(&ready_line, &socket)?;
+        let binary = binary(&options)?;
+        let paths = dir.paths(options.input_log)?;
+        let args = options.args(&paths);
+        let stderr = options.stderr.as_deref();
+        let (process, ready_line, core_id) = Process::start(&binary, args, stderr, &paths.socket)?;
         Ok(Simulator {
-            socket,
-            control,
-            input_log,
+            socket: paths.socket,
+            control: paths.control,
+            input_log: paths.input_log,
             core_id,
             ready_line,
-            process,
+            runner: Runner::Process(process),
             dir,
         })
     }
 
-    /// The simulator's process id (what `hc.hello` reports as `pid`).
+    /// Runs the simulator on a thread of this process, with a runtime of
+    /// its own, in a fresh temp directory it owns. Its agents and readers
+    /// still run the `hc-sim` binary; [`Options::stderr`] does not apply.
+    pub fn in_process(options: Options) -> Result<Simulator, Error> {
+        Simulator::in_process_in(temp_dir()?, options)
+    }
+
+    /// Runs the simulator in this process, as [`Simulator::in_process`]
+    /// does, in `dir`, as [`Simulator::start_in`] does.
+    pub fn in_process_in(dir: WorkDir, options: Options) -> Result<Simulator, Error> {
+        let binary = binary(&options)?;
+        let paths = dir.paths(options.input_log)?;
+        let (simulator, core_id) = InProcess::start(&binary, options.args(&paths))?;
+        Ok(Simulator {
+            ready_line: service::ready_line(&core_id, &paths.socket),
+            socket: paths.socket,
+            control: paths.control,
+            input_log: paths.input_log,
+            core_id,
+            runner: Runner::InProcess(simulator),
+            dir,
+        })
+    }
+
+    /// The simulator's process id (what `hc.hello` reports as `pid`): this
+    /// process's own for an in-process simulator, so never signal it.
     pub fn pid(&self) -> u32 {
-        self.process.child.id()
+        match &self.runner {
+            Runner::Process(process) => process.child.id(),
+            Runner::InProcess(_) => std::process::id(),
+        }
     }
 
-    /// The exit status if the process has exited (reaping it), else `None`.
+    /// The exit status if the simulator has ended (reaping a process), else
+    /// `None`. An in-process simulator that ended reads as exit 0.
     pub fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
-        self.process.child.try_wait()
+        match &mut self.runner {
+            Runner::Process(process) => process.child.try_wait(),
+            Runner::InProcess(simulator) => {
+                Ok(simulator.has_ended().then(|| ExitStatus::from_raw(0)))
+            }
+        }
     }
 
-    /// Stops the simulator with SIGTERM (it kills its programs and removes
-    /// its sockets; SIGKILL after 5 s) and hands back its directory, for a
-    /// restart on the same socket path with [`Simulator::start_in`].
+    /// Stops the simulator as SIGTERM does (it kills its programs and
+    /// removes its sockets; a process is SIGKILLed after 5 s) and hands back
+    /// its directory, for a restart on the same socket path.
     pub fn stop(self) -> WorkDir {
         let Simulator {
-            mut process, dir, ..
+            mut runner, dir, ..
         } = self;
-        process.terminate();
+        match &mut runner {
+            Runner::Process(process) => {
+                process.terminate();
+            }
+            Runner::InProcess(simulator) => simulator.end(Ending::Stop),
+        }
         dir
     }
 
-    /// Kills the simulator with SIGKILL, as a crash would: its programs are
-    /// orphaned, not killed, and its socket files stay behind, stale. Hands
-    /// back its directory.
+    /// Ends the simulator as a crash would: a process is SIGKILLed, so its
+    /// programs are orphaned, not killed; in process, its connections drop
+    /// and its programs are killed. Either way its socket files stay behind,
+    /// stale. Hands back its directory.
     pub fn crash(self) -> WorkDir {
         let Simulator {
-            mut process, dir, ..
+            mut runner, dir, ..
         } = self;
-        process.kill();
+        match &mut runner {
+            Runner::Process(process) => {
+                process.kill();
+            }
+            Runner::InProcess(simulator) => simulator.end(Ending::Crash),
+        }
         dir
     }
 
@@ -259,34 +289,22 @@ pub fn control_call(control: &Path, method: &str, params: Value) -> Result<Value
     }
 }
 
-/// The core_id from `ready core_id=<id> socket=<path>\n`, checking the
-/// socket is the one asked for.
-fn parse_ready_line(line: &str, socket: &Path) -> Result<String, Error> {
-    let expected_tail = format!(" socket={}", socket.display());
-    line.strip_suffix('\n')
-        .and_then(|line| line.strip_prefix("ready core_id="))
-        .and_then(|rest| rest.strip_suffix(&expected_tail))
-        .filter(|core_id| !core_id.is_empty() && !core_id.contains(' '))
-        .map(str::to_owned)
-        .ok_or_else(|| Error::NotReady(format!("unexpected first line {line:?}")))
+/// A fresh temp directory for a simulator.
+fn temp_dir() -> Result<WorkDir, Error> {
+    WorkDir::temp().map_err(Error::io("create the simulator's directory"))
+}
+
+/// The `hc-sim` binary the options name, or the one [`locate_binary`] finds.
+fn binary(options: &Options) -> Result<PathBuf, Error> {
+    match &options.binary {
+        Some(binary) => Ok(binary.clone()),
+        None => locate_binary(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_ready_line_gives_the_core_id_for_the_socket_asked_for() {
-        let socket = Path::new("/tmp/d/hc.sock");
-        let line = "ready core_id=1b4e28ba-2fa1-41d2-883f-0016d3cca427 socket=/tmp/d/hc.sock\n";
-        assert_eq!(
-            parse_ready_line(line, socket).unwrap(),
-            "1b4e28ba-2fa1-41d2-883f-0016d3cca427"
-        );
-        let elsewhere = "ready core_id=x socket=/tmp/other.sock\n";
-        assert!(parse_ready_line(elsewhere, socket).is_err());
-        assert!(parse_ready_line("listening\n", socket).is_err());
-    }
 
     #[test]
     fn a_simulator_can_be_shared_across_threads_and_tasks() {

@@ -15,6 +15,9 @@ pub enum Error {
     BinaryMissing(PathBuf),
     /// A socket path is too long to bind.
     PathTooLong(PathBuf),
+    /// The options do not make a command line `hc-sim` would serve with
+    /// (an unknown fault, say); clap's or the simulator's own words.
+    Options(String),
     /// An operating-system call failed; `action` says what was being done.
     Io { action: String, source: io::Error },
     /// `hc-sim` exited, printed something else or took too long before its
@@ -50,6 +53,7 @@ impl fmt::Display for Error {
                 path.display(),
                 path.as_os_str().len()
             ),
+            Error::Options(detail) => write!(f, "the simulator's options are invalid: {detail}"),
             Error::Io { action, source } => write!(f, "{action}: {source}"),
             Error::NotReady(detail) => write!(f, "hc-sim did not get ready: {detail}"),
             Error::Refused { method, error } => {

@@ -1,15 +1,19 @@
 //! How to run a simulator: one field per `hc-sim` flag, plus where its
-//! binary and its stderr are, and how those fields become the command line.
-//! Starting the process is `Simulator`'s job.
+//! binary and its stderr are, and how those fields become the command line
+//! (the very one an in-process simulator parses too). Starting it is
+//! `Simulator`'s job.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+
+use super::workdir::Paths;
 
 /// How to run a simulator: each field is one `hc-sim` flag (`None` and 0
 /// leave the simulator's default), plus where its binary and stderr are.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The `hc-sim` binary; `None` looks for it with [`locate_binary`].
+    /// The `hc-sim` binary; `None` looks for it with [`locate_binary`]. An
+    /// in-process simulator runs it for its agents and readers.
     pub binary: Option<PathBuf>,
     /// `--agents`: scripted agents, started first (addresses `t1`…).
     pub agents: usize,
@@ -29,7 +33,8 @@ pub struct Options {
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
     /// Send the simulator's stderr to this file (created or truncated);
-    /// `None` shares this process's stderr.
+    /// `None` shares this process's stderr, as an in-process simulator
+    /// always does.
     pub stderr: Option<PathBuf>,
 }
 
@@ -65,8 +70,20 @@ impl Options {
         self
     }
 
+    /// The arguments (after the program name) of a simulator with the
+    /// files at `paths`.
+    pub(super) fn args(&self, paths: &Paths) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["--socket".into(), paths.socket.clone().into()];
+        args.extend(["--control".into(), paths.control.clone().into()]);
+        if let Some(input_log) = &paths.input_log {
+            args.extend(["--input-log".into(), input_log.clone().into()]);
+        }
+        args.extend(self.flags());
+        args
+    }
+
     /// The flags after `--socket`, `--control` and `--input-log`.
-    pub(super) fn flags(&self) -> Vec<OsString> {
+    fn flags(&self) -> Vec<OsString> {
         let mut flags: Vec<OsString> = Vec::new();
         let mut flag = |name: &str, value: String| {
             flags.push(name.into());

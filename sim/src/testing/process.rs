@@ -1,11 +1,14 @@
-//! The `hc-sim` child process: waiting for its ready line while its stdout
-//! keeps draining, and ending it — SIGTERM with a grace period (it then
-//! kills its own programs and removes its sockets), or SIGKILL, or the
-//! former on drop. A process is signalled only while it is not yet reaped,
-//! so a signal never reaches a recycled pid.
+//! The `hc-sim` child process: starting it, waiting for its ready line
+//! while its stdout keeps draining, and ending it — SIGTERM with a grace
+//! period (it then kills its own programs and removes its sockets), or
+//! SIGKILL, or the former on drop. A process is signalled only while it is
+//! not yet reaped, so a signal never reaches a recycled pid.
 
+use std::ffi::OsString;
+use std::fs::File;
 use std::io::{self, BufRead, BufReader};
-use std::process::{Child, ExitStatus};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -28,10 +31,39 @@ pub(super) struct Process {
 }
 
 impl Process {
+    /// Starts `binary` with `args`, its stderr to the file `stderr` (or to
+    /// ours), and waits for its ready line for `socket`; the process, the
+    /// line and the core_id it announced.
+    pub(super) fn start(
+        binary: &Path,
+        args: Vec<OsString>,
+        stderr: Option<&Path>,
+        socket: &Path,
+    ) -> Result<(Process, String, String), Error> {
+        let stderr = match stderr {
+            Some(path) => Stdio::from(
+                File::create(path).map_err(Error::io(format!("create {}", path.display())))?,
+            ),
+            None => Stdio::inherit(),
+        };
+        let child = Command::new(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(Error::io(format!("start {}", binary.display())))?;
+        // From here on, an early return terminates the process (Drop).
+        let mut process = Process { child };
+        let ready_line = process.ready_line()?;
+        let core_id = parse_ready_line(&ready_line, socket)?;
+        Ok((process, ready_line, core_id))
+    }
+
     /// Waits for the first stdout line (the ready line, with its newline).
     /// The rest of stdout is drained until the process exits, so it never
     /// blocks on, or dies of, a full or closed pipe.
-    pub(super) fn ready_line(&mut self) -> Result<String, Error> {
+    fn ready_line(&mut self) -> Result<String, Error> {
         let stdout = self.child.stdout.take().expect("hc-sim's stdout is piped");
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
@@ -102,4 +134,36 @@ impl Drop for Process {
 
 fn describe(status: Option<ExitStatus>) -> String {
     status.map_or_else(|| "exit status unknown".into(), |status| status.to_string())
+}
+
+/// The core_id from `ready core_id=<id> socket=<path>\n`, checking the
+/// socket is the one asked for.
+fn parse_ready_line(line: &str, socket: &Path) -> Result<String, Error> {
+    let expected_tail = format!(" socket={}", socket.display());
+    line.strip_suffix('\n')
+        .and_then(|line| line.strip_prefix("ready core_id="))
+        .and_then(|rest| rest.strip_suffix(&expected_tail))
+        .filter(|core_id| !core_id.is_empty() && !core_id.contains(' '))
+        .map(str::to_owned)
+        .ok_or_else(|| Error::NotReady(format!("unexpected first line {line:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_line_gives_the_core_id_for_the_socket_asked_for() {
+        let socket = Path::new("/tmp/d/hc.sock");
+        let line = "ready core_id=1b4e28ba-2fa1-41d2-883f-0016d3cca427 socket=/tmp/d/hc.sock\n";
+        assert_eq!(
+            parse_ready_line(line, socket).unwrap(),
+            "1b4e28ba-2fa1-41d2-883f-0016d3cca427"
+        );
+        let elsewhere = "ready core_id=x socket=/tmp/other.sock\n";
+        assert!(parse_ready_line(elsewhere, socket).is_err());
+        assert!(parse_ready_line("listening\n", socket).is_err());
+        let printed = crate::service::ready_line("abc", socket);
+        assert_eq!(parse_ready_line(&printed, socket).unwrap(), "abc");
+    }
 }

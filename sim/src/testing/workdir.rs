@@ -1,13 +1,13 @@
 //! The directory a simulator keeps its sockets and input log in: a fresh
 //! one under the system temp dir that is removed when dropped, or one the
-//! caller owns and keeps. Fresh ones have short names, because a Unix
-//! socket path must fit in 107 bytes.
+//! caller owns and keeps; and the paths of those files in it. Fresh ones
+//! have short names, because a Unix socket path must fit in 107 bytes.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{CONTROL_FILE, MAX_SOCKET_PATH_BYTES};
+use super::{CONTROL_FILE, Error, INPUT_LOG_FILE, MAX_SOCKET_PATH_BYTES, SOCKET_FILE};
 
 /// Where fresh directories go when the system temp dir (`TMPDIR`) is too
 /// deep for a socket path to fit.
@@ -63,6 +63,30 @@ impl WorkDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Where a simulator in this directory keeps its files; an error if a
+    /// socket path would be too long to bind.
+    pub(super) fn paths(&self, input_log: bool) -> Result<Paths, Error> {
+        let paths = Paths {
+            socket: self.path.join(SOCKET_FILE),
+            control: self.path.join(CONTROL_FILE),
+            input_log: input_log.then(|| self.path.join(INPUT_LOG_FILE)),
+        };
+        for path in [&paths.socket, &paths.control] {
+            if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
+                return Err(Error::PathTooLong(path.clone()));
+            }
+        }
+        Ok(paths)
+    }
+}
+
+/// The files of a simulator in a [`WorkDir`].
+#[derive(Debug, Clone)]
+pub(super) struct Paths {
+    pub(super) socket: PathBuf,
+    pub(super) control: PathBuf,
+    pub(super) input_log: Option<PathBuf>,
 }
 
 impl Drop for WorkDir {

@@ -1,13 +1,17 @@
-//! The simulator as the adapter meets it: the built binary on a real socket,
-//! real PTYs behind it. Each test starts its own simulator. One test binary,
+//! The simulator as the adapter meets it: a real socket, real PTYs behind
+//! it. Each test starts its own simulator, in its own process unless it
+//! needs a process; the `hc-sim` binary (for agents, readers and the
+//! process tests) is the one cargo builds for these tests. One test binary,
 //! one module per noun:
 //! - `protocol`: the handshake, framing errors and faults on the hc socket.
 //! - `terminals`: agents, guards, refusals and address reuse.
 //! - `reader`: the line reader, and a multi-line paste without bracketed paste.
 //! - `emit`: control `emit`, printing on a screen as the program would.
 //! - `process`: the ready line, the help text, signals and restarts.
+//! - `in_process`: the same, for a simulator inside the test's process.
 
 mod emit;
+mod in_process;
 mod process;
 mod protocol;
 mod reader;

@@ -1,5 +1,6 @@
-//! The simulator as a process: its ready line, its help text, SIGTERM, and
-//! restarts on the same socket path after a stop or a crash.
+//! The simulator as a process (the `hc-sim` binary): its ready line, its
+//! help text, SIGTERM, and restarts on the same socket path after a stop
+//! or a crash.
 
 use std::os::unix::net::UnixStream;
 use std::process::Command;
@@ -9,7 +10,9 @@ use hc_sim::testing::{Options, SOCKET_FILE};
 
 use serde_json::json;
 
-use crate::support::{Client, binary, eventually, greeted_client, hello_params, start, start_in};
+use crate::support::{
+    Client, binary, eventually, greeted_client, hello_params, start_process, start_process_in,
+};
 
 fn idle_records(n: usize) -> Options {
     Options {
@@ -20,8 +23,8 @@ fn idle_records(n: usize) -> Options {
 
 #[test]
 fn ready_line_names_a_fresh_core_id_and_the_socket() {
-    let first = start(Options::default());
-    let second = start(Options::default());
+    let first = start_process(Options::default());
+    let second = start_process(Options::default());
     for sim in [&first, &second] {
         let expected = format!(
             "ready core_id={} socket={}\n",
@@ -53,7 +56,7 @@ fn the_help_lists_every_fault_kind_with_its_meaning() {
 
 #[test]
 fn sigterm_kills_the_programs_removes_the_sockets_and_exits_zero() {
-    let mut sim = start(Options {
+    let mut sim = start_process(Options {
         shells: 1,
         readers: 1,
         ..Options::agents(1)
@@ -85,12 +88,12 @@ fn sigterm_kills_the_programs_removes_the_sockets_and_exits_zero() {
 
 #[test]
 fn a_stopped_simulator_restarts_on_the_same_socket_with_a_new_core_id() {
-    let sim = start(idle_records(1));
+    let sim = start_process(idle_records(1));
     let (socket, old_core) = (sim.socket.clone(), sim.core_id.clone());
     let dir = sim.stop();
     assert!(!dir.path().join(SOCKET_FILE).exists(), "removed on SIGTERM");
 
-    let sim = start_in(dir, idle_records(2));
+    let sim = start_process_in(dir, idle_records(2));
     assert_eq!(sim.socket, socket);
     assert_ne!(sim.core_id, old_core);
     let mut client = Client::connect(&socket);
@@ -102,7 +105,7 @@ fn a_stopped_simulator_restarts_on_the_same_socket_with_a_new_core_id() {
 
 #[test]
 fn a_crashed_simulator_leaves_a_stale_socket_that_a_restart_replaces() {
-    let sim = start(idle_records(1));
+    let sim = start_process(idle_records(1));
     let old_core = sim.core_id.clone();
     let dir = sim.crash();
     let socket = dir.path().join(SOCKET_FILE);
@@ -110,7 +113,7 @@ fn a_crashed_simulator_leaves_a_stale_socket_that_a_restart_replaces() {
     let refused = UnixStream::connect(&socket).unwrap_err();
     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
 
-    let sim = start_in(dir, idle_records(1));
+    let sim = start_process_in(dir, idle_records(1));
     assert_eq!(sim.socket, socket);
     assert_ne!(sim.core_id, old_core);
     greeted_client(&sim);

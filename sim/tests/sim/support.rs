@@ -1,13 +1,12 @@
-//! The world the simulator's tests build on: the built `hc-sim` binary, a
-//! running simulator started through `hc_sim::testing` (its own directory,
-//! control socket and input log; terminated on drop), a raw line client,
-//! and waiting for a condition with a deadline.
+//! The world the simulator's tests build on: the `hc-sim` binary cargo
+//! built for them, a running simulator started through `hc_sim::testing`
+//! (in this process, or as that binary; its own directory, control socket
+//! and input log; stopped on drop), a raw line client, and waiting for a
+//! condition with a deadline.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use hc_sim::testing::{self, Options, Simulator, WorkDir};
@@ -16,54 +15,43 @@ use serde_json::{Value, json};
 /// How long any single wait in a test may take before it fails.
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
-/// The `hc-sim` binary. `cargo test -p hc-sim` does not build the root
-/// package's examples, so unless `HC_SIM_BIN` names one, the example is
-/// built (or brought up to date) once per test run.
-pub fn binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        if std::env::var_os(testing::BINARY_ENV).is_none() {
-            build_example();
-        }
-        testing::locate_binary().unwrap_or_else(|error| panic!("{error}"))
-    })
+/// The `hc-sim` binary: the one `HC_SIM_BIN` names, else this crate's own,
+/// which cargo builds before these tests run.
+pub fn binary() -> PathBuf {
+    std::env::var_os(testing::BINARY_ENV).map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_hc-sim")),
+        PathBuf::from,
+    )
 }
 
-fn build_example() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root");
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "--example", "hc-sim"])
-        .current_dir(workspace);
-    // target/<profile>/deps/<test exe>: build the same profile.
-    let exe = std::env::current_exe().expect("test executable path");
-    let profile = exe.parent().and_then(Path::parent);
-    if profile.and_then(Path::file_name) == Some("release".as_ref()) {
-        build.arg("--release");
-    }
-    let status = build.status().expect("run cargo build --example hc-sim");
-    assert!(
-        status.success(),
-        "cargo build --example hc-sim failed; set {} to a built hc-sim to skip it",
-        testing::BINARY_ENV
-    );
-}
-
-/// Starts a simulator (with a control socket and an input log) in a fresh
-/// directory and waits for its ready line.
+/// Runs a simulator (with a control socket and an input log) in this
+/// process, in a fresh directory.
 pub fn start(options: Options) -> Simulator {
     start_in(WorkDir::temp().expect("create a temp dir"), options)
 }
 
-/// Starts a simulator in `dir`, as [`start`] does.
+/// Runs a simulator in this process in `dir`, as [`start`] does.
 pub fn start_in(dir: WorkDir, options: Options) -> Simulator {
-    let options = Options {
-        binary: Some(binary().to_path_buf()),
+    Simulator::in_process_in(dir, with_binary(options)).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Starts the `hc-sim` binary (with a control socket and an input log) in
+/// a fresh directory and waits for its ready line: for what only a process
+/// shows (its stdout, signals, a crash).
+pub fn start_process(options: Options) -> Simulator {
+    start_process_in(WorkDir::temp().expect("create a temp dir"), options)
+}
+
+/// Starts the `hc-sim` binary in `dir`, as [`start_process`] does.
+pub fn start_process_in(dir: WorkDir, options: Options) -> Simulator {
+    Simulator::start_in(dir, with_binary(options)).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn with_binary(options: Options) -> Options {
+    Options {
+        binary: Some(binary()),
         ..options
-    };
-    Simulator::start_in(dir, options).unwrap_or_else(|error| panic!("{error}"))
+    }
 }
 
 /// A client on the hc socket that already said hello.
