@@ -97,7 +97,7 @@ impl Sim {
     }
 
     /// Creates a terminal and returns once its program showed signs of life
-    /// (or [`STARTUP_WAIT`] passed).
+    /// (or `STARTUP_WAIT` passed).
     pub async fn spawn(&self, kind: TerminalKind) -> io::Result<Arc<Terminal>> {
         let terminal = self.spawn_started(kind)?;
         wait_started(&terminal, kind).await;
@@ -189,7 +189,7 @@ impl Sim {
         Some(terminal)
     }
 
-    /// Kills every live program and reaps it (waiting at most [`KILL_WAIT`]
+    /// Kills every live program and reaps it (waiting at most `KILL_WAIT`
     /// in all), so none is left behind as a zombie.
     pub async fn shutdown(&self) {
         let live = self.registry.list(false);

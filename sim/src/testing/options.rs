@@ -12,7 +12,7 @@ use super::workdir::Paths;
 /// leave the simulator's default), plus where its binary and stderr are.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The `hc-sim` binary; `None` looks for it with [`locate_binary`]. An
+    /// The `hc-sim` binary; `None` looks for it with [`locate_binary`](super::locate_binary). An
     /// in-process simulator runs it for its agents and readers.
     pub binary: Option<PathBuf>,
     /// `--agents`: scripted agents, started first (addresses `t1`…).
@@ -29,7 +29,7 @@ pub struct Options {
     pub faults: Vec<String>,
     /// `--slow-reply-ms` (the simulator's default is 3000).
     pub slow_reply_ms: Option<u64>,
-    /// Pass `--input-log` (the default). [`Simulator::writes`] reads it; a
+    /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
     /// Send the simulator's stderr to this file (created or truncated);
