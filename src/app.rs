@@ -6,7 +6,7 @@
 use std::sync::{Arc, RwLock};
 
 use crate::audit::Audit;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::hc::HcClient;
 
 /// The config a call sees.
@@ -17,7 +17,7 @@ pub enum Loaded {
     /// The last reload found an invalid file: sends are refused until a
     /// valid one is loaded; reads go on under the last valid config.
     Refused {
-        why: String,
+        why: Arc<ConfigError>,
         last_valid: Arc<Config>,
     },
 }
@@ -34,7 +34,7 @@ impl Loaded {
     }
 
     /// The config that decides approvals, or why sends are off.
-    pub fn approvals(&self) -> Result<&Arc<Config>, &str> {
+    pub fn approvals(&self) -> Result<&Arc<Config>, &Arc<ConfigError>> {
         match self {
             Loaded::Valid(config) => Ok(config),
             Loaded::Refused { why, .. } => Err(why),
@@ -79,9 +79,12 @@ impl App {
 
     /// Records that a reload found an invalid config: sends stop until a
     /// valid one is loaded.
-    pub fn refuse_sends(&self, why: String) {
+    pub fn refuse_sends(&self, why: ConfigError) {
         let last_valid = Arc::clone(self.loaded().config());
-        self.swap(Loaded::Refused { why, last_valid });
+        self.swap(Loaded::Refused {
+            why: Arc::new(why),
+            last_valid,
+        });
     }
 
     fn swap(&self, loaded: Loaded) {

@@ -96,7 +96,7 @@ pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, 
     }
     entries.retain(|e| !same_lifetime(e));
     entries.push(entry);
-    finish(&resolved, &doc, request.dry_run, report)
+    write_back(&resolved, &doc, request.dry_run, report)
 }
 
 /// The live, unfinished terminal at `address`, and its core.
@@ -133,7 +133,7 @@ fn describe(core_id: &CoreId, record: &TerminalRecord) -> String {
 }
 
 /// Writes `doc` to `resolved`, or with `dry_run` shows it instead.
-fn finish(
+fn write_back(
     resolved: &Path,
     doc: &Value,
     dry_run: bool,

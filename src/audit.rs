@@ -12,6 +12,9 @@
 //! that cannot be written is kept and written again, in order, before
 //! anything else. While one is outstanding, [`Audit::ready`] says no and
 //! sends are refused before dispatch, so there is never an unaudited send.
+//!
+//! The record's vocabulary ([`Outcome`], [`ReasonCode`]) lives here, below
+//! the tool that fills it.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -51,10 +54,8 @@ pub struct SendRecord<'a> {
     pub landed_created_ms: Option<i64>,
     pub send_mode: SendMode,
     pub preflight_status: Option<TerminalStatus>,
-    /// `sent`, `not_sent` or `unknown`.
-    pub outcome: &'static str,
-    /// The reason code.
-    pub reason: &'static str,
+    pub outcome: Outcome,
+    pub reason: ReasonCode,
     /// The prompt: only its length and digest are recorded.
     pub text: &'a str,
 }
@@ -71,10 +72,93 @@ struct Line<'a> {
     landed_created_ms: Option<i64>,
     send_mode: SendMode,
     preflight_status: Option<TerminalStatus>,
-    outcome: &'static str,
-    reason: &'static str,
+    outcome: Outcome,
+    reason: ReasonCode,
     chars: usize,
     sha256: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// hc accepted the input (the task is not necessarily done).
+    Sent,
+    /// Nothing was written.
+    NotSent,
+    /// The input may or may not have landed: read the screen before deciding.
+    Unknown,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Sent => "sent",
+            Outcome::NotSent => "not_sent",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// The stable, machine-readable reason of every outcome: `accepted` and
+/// `accepted_other_lifetime` (the input landed in another lifetime at the
+/// same address: isError) are sent; `post_dispatch_failure` and
+/// `internal_error` are unknown; every other one is not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    // sent: hc accepted the input into the approved lifetime.
+    Accepted,
+    // sent, and isError: hc accepted the input into ANOTHER lifetime at
+    // the same address (the approved one ended just before).
+    AcceptedOtherLifetime,
+    // not_sent: the audit log cannot be written.
+    AuditUnavailable,
+    TextEmpty,
+    TextTooLong,
+    ControlCharacter,
+    ConfigInvalid,
+    NoCoreId,
+    Cancelled,
+    NotFound,
+    PreflightFailed,
+    CoreIdMismatch,
+    LifetimeMismatch,
+    Finished,
+    NotApproved,
+    StatusNotAllowed,
+    DispatchFailed,
+    StatusMismatch,
+    // unknown: the request reached hc and no valid answer came back.
+    PostDispatchFailure,
+    // unknown: the adapter failed inside the attempt.
+    InternalError,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::Accepted => "accepted",
+            ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
+            ReasonCode::AuditUnavailable => "audit_unavailable",
+            ReasonCode::TextEmpty => "text_empty",
+            ReasonCode::TextTooLong => "text_too_long",
+            ReasonCode::ControlCharacter => "control_character",
+            ReasonCode::ConfigInvalid => "config_invalid",
+            ReasonCode::NoCoreId => "no_core_id",
+            ReasonCode::Cancelled => "cancelled",
+            ReasonCode::NotFound => "not_found",
+            ReasonCode::PreflightFailed => "preflight_failed",
+            ReasonCode::CoreIdMismatch => "core_id_mismatch",
+            ReasonCode::LifetimeMismatch => "lifetime_mismatch",
+            ReasonCode::Finished => "finished",
+            ReasonCode::NotApproved => "not_approved",
+            ReasonCode::StatusNotAllowed => "status_not_allowed",
+            ReasonCode::DispatchFailed => "dispatch_failed",
+            ReasonCode::StatusMismatch => "status_mismatch",
+            ReasonCode::PostDispatchFailure => "post_dispatch_failure",
+            ReasonCode::InternalError => "internal_error",
+        }
+    }
 }
 
 /// Whether an attempt's own line reached the audit file: `written`;
@@ -394,8 +478,8 @@ mod tests {
             landed_created_ms: None,
             send_mode: SendMode::IdleOnly,
             preflight_status: Some(TerminalStatus::Idle),
-            outcome: "sent",
-            reason: "accepted",
+            outcome: Outcome::Sent,
+            reason: ReasonCode::Accepted,
             text: "secret prompt",
         };
         let line = line(&record);

@@ -247,9 +247,9 @@ pub fn config(data: &[u8]) {
         );
     }
     if let Transport::Http(http) = config.transport() {
-        assert_ne!(http.port, 0, "{config:?}");
+        assert_ne!(http.port(), 0, "{config:?}");
         assert!(
-            http.allowed_hosts
+            http.allowed_hosts()
                 .iter()
                 .all(|h| !h.is_empty() && !h.contains('/')),
             "{config:?}"
@@ -257,7 +257,7 @@ pub fn config(data: &[u8]) {
         // An Origin header is exactly scheme://host[:port]: a listed value
         // with anything else could never match one.
         assert!(
-            http.allowed_origins.iter().all(|o| {
+            http.allowed_origins().iter().all(|o| {
                 let authority = o
                     .strip_prefix("http://")
                     .or_else(|| o.strip_prefix("https://"));

@@ -111,7 +111,7 @@ pub fn reload(app: &App, path: &Path) {
                 "config reload failed; send_prompt is refused until a valid config is loaded: {}",
                 printable(&e.to_string())
             );
-            app.refuse_sends(e.to_string());
+            app.refuse_sends(e);
             return;
         }
     };

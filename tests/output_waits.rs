@@ -162,7 +162,7 @@ async fn a_wait_on_a_shell_that_reports_no_status_works() {
 async fn bad_wait_arguments_name_the_argument() {
     let world = World::new(agents(1, 300), json!({})).await;
     for (args, says) in [
-        (json!({"address": "t1"}), "pattern, quiet_ms"),
+        (json!({"address": "t1"}), "pattern or quiet_ms"),
         (
             json!({"address": "t1", "pattern": "(x"}),
             "regular expression",

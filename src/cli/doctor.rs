@@ -106,16 +106,16 @@ fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
         Ok(_) => report.ok("token", "HERDR_MCP_TOKEN is set and looks generated"),
         Err(e) => report.fail("token", e.to_string()),
     }
-    let port = http.port;
+    let port = http.port();
     let suffix = format!(":{port}");
-    if http.allowed_hosts.iter().any(|h| h.ends_with(&suffix)) {
+    if http.allowed_hosts().iter().any(|h| h.ends_with(&suffix)) {
         report.ok("hosts", format!("http.allowedHosts names port {port}"));
     } else {
         report.fail(
             "hosts",
             format!(
                 "no http.allowedHosts entry ({}) names port {port}, so requests get 403: add \"127.0.0.1:{port}\" (and the Host your proxy sends)",
-                http.allowed_hosts.join(", ")
+                http.allowed_hosts().join(", ")
             ),
         );
     }

@@ -138,7 +138,7 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
 /// port bound; there is no other address to bind.
 fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
     let token = BearerToken::from_env()?;
-    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port));
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port()));
     let listener = crate::transport::http::listen(address)
         .map_err(|source| Error::Bind { address, source })?;
     Ok(HttpEndpoint {

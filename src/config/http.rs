@@ -5,11 +5,29 @@ use super::{Invalid, RawHttp, invalid};
 
 const DEFAULT_HTTP_PORT: u16 = 8765;
 
+/// A validated `http` block; built only by `validate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
-    pub port: u16,
-    pub allowed_hosts: Vec<String>,
-    pub allowed_origins: Vec<String>,
+    port: u16,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+}
+
+impl HttpConfig {
+    /// The loopback port to listen on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The exact `Host` values accepted.
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
+    /// The exact `Origin` values accepted.
+    pub fn allowed_origins(&self) -> &[String] {
+        &self.allowed_origins
+    }
 }
 
 pub(super) fn validate(raw: RawHttp) -> Result<HttpConfig, Invalid> {

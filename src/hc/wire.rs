@@ -164,7 +164,7 @@ pub struct ReadResult {
 
 /// The status hc compares under its input lock before writing (`if`).
 /// hc 0.1.15 cannot express `done`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SendGuard {
     Idle,

@@ -18,9 +18,14 @@ use crate::hc::CoreError;
 /// Why a read-only tool call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    /// The arguments are malformed or out of range; the text names the argument.
-    #[error("{0}")]
-    InvalidArgs(String),
+    /// An argument is malformed or out of range.
+    #[error("{argument} {problem}")]
+    InvalidArgs {
+        /// The argument's name, as the tool's input schema spells it.
+        argument: &'static str,
+        /// What is wrong with it, worded to follow its name.
+        problem: String,
+    },
     /// hc could not answer, or answered with an error.
     #[error(transparent)]
     Core(#[from] CoreError),
@@ -42,10 +47,18 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// `argument` is malformed or out of range: `problem` follows its name.
+    pub fn invalid(argument: &'static str, problem: impl Into<String>) -> ToolError {
+        ToolError::InvalidArgs {
+            argument,
+            problem: problem.into(),
+        }
+    }
+
     /// The stable code shown in brackets after the message.
     pub fn kind(&self) -> &'static str {
         match self {
-            ToolError::InvalidArgs(_) => "invalid_params",
+            ToolError::InvalidArgs { .. } => "invalid_params",
             ToolError::Core(e) => core_kind(e),
             ToolError::LifetimeMismatch { .. } => "lifetime_mismatch",
             ToolError::Cursor(CursorError::Invalid) => "invalid_cursor",
@@ -57,8 +70,8 @@ impl ToolError {
     /// The `isError` result the model reads.
     pub fn into_result(self) -> CallToolResult {
         let text = match &self {
-            ToolError::InvalidArgs(message) => {
-                format!("invalid arguments: {message} [{}]", self.kind())
+            ToolError::InvalidArgs { .. } => {
+                format!("invalid arguments: {self} [{}]", self.kind())
             }
             other => format!("{other} [{}]", other.kind()),
         };

@@ -54,9 +54,10 @@ pub struct ListSessionsOutput {
 pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult, ToolError> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ToolError::InvalidArgs(format!(
-            "limit must be between 1 and {MAX_LIMIT}, got {limit}"
-        )));
+        return Err(ToolError::invalid(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}, got {limit}"),
+        ));
     }
     let listed = tools.app().client().list(args.include_finished).await?;
     let live_core = &listed.core.core_id;

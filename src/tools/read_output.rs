@@ -55,9 +55,10 @@ pub struct ReadOutputOutput {
 pub async fn run(tools: &Tools, args: ReadOutputArgs) -> Result<CallToolResult, ToolError> {
     let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
     if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-        return Err(ToolError::InvalidArgs(format!(
-            "max_chars must be between 1 and {MAX_READ_CHARS}, got {max_chars}"
-        )));
+        return Err(ToolError::invalid(
+            "max_chars",
+            format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
+        ));
     }
     let read = tools.app().client().read(&args.address).await?;
     let screen = read.value;

@@ -23,22 +23,22 @@ const INVALID_PARAMS: i64 = -32602;
 
 /// What to do with one incoming message.
 #[derive(Debug)]
-pub enum Verdict {
+pub enum Screened {
     /// Hand it to rmcp.
     Message(Box<ClientJsonRpcMessage>),
     /// A notification rmcp could not read: JSON-RPC never answers those.
     Ignore,
-    /// Answer it with this JSON-RPC message instead.
-    Answer(Answer),
+    /// Reply it with this JSON-RPC message instead.
+    Reply(Reply),
 }
 
 /// A reply the guard writes itself.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer(Value);
+pub struct Reply(Value);
 
-impl Answer {
-    fn error(id: Value, code: i64, message: impl Into<String>) -> Answer {
-        Answer(json!({
+impl Reply {
+    fn error(id: Value, code: i64, message: impl Into<String>) -> Reply {
+        Reply(json!({
             "jsonrpc": "2.0",
             "id": id,
             "error": {"code": code, "message": message.into()},
@@ -46,8 +46,8 @@ impl Answer {
     }
 
     /// Not JSON: `-32700`, `"id": null`.
-    pub fn parse_error() -> Answer {
-        Answer::error(
+    pub fn parse_error() -> Reply {
+        Reply::error(
             Value::Null,
             PARSE_ERROR,
             "Parse error: the message is not valid JSON",
@@ -55,8 +55,8 @@ impl Answer {
     }
 
     /// Not one valid JSON-RPC message: `-32600`, `"id": null`.
-    pub fn invalid_request(why: &str) -> Answer {
-        Answer::error(
+    pub fn invalid_request(why: &str) -> Reply {
+        Reply::error(
             Value::Null,
             INVALID_REQUEST,
             format!("Invalid Request: {why}"),
@@ -75,15 +75,15 @@ impl Answer {
 }
 
 /// Checks one message: a stdio line without its newline, or an HTTP body.
-pub fn check(bytes: &[u8]) -> Verdict {
+pub fn check(bytes: &[u8]) -> Screened {
     let bytes = without_bom(bytes);
     if let Err(answer) = precheck(bytes) {
-        return Verdict::Answer(answer);
+        return Screened::Reply(answer);
     }
     match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
-        Ok(message) => Verdict::Message(Box::new(message)),
-        Err(_) if is_notification(bytes) => Verdict::Ignore,
-        Err(_) => Verdict::Answer(Answer::invalid_request("not a valid JSON-RPC 2.0 message")),
+        Ok(message) => Screened::Message(Box::new(message)),
+        Err(_) if is_notification(bytes) => Screened::Ignore,
+        Err(_) => Screened::Reply(Reply::invalid_request("not a valid JSON-RPC 2.0 message")),
     }
 }
 
@@ -96,26 +96,26 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
 /// than [`check`] (nothing is built), for a caller whose next reader parses
 /// the message anyway and whose refusal of a malformed one can be replaced
 /// by [`check`]'s answer.
-pub fn precheck(bytes: &[u8]) -> Result<(), Answer> {
+pub fn precheck(bytes: &[u8]) -> Result<(), Reply> {
     let bytes = without_bom(bytes);
     if let Err(e) = UniqueKeys::check(bytes) {
         return Err(match e {
-            Walked::NotJson => Answer::parse_error(),
+            Walked::NotJson => Reply::parse_error(),
             Walked::Repeated { path, key } => repeated_key(bytes, &path, &key),
         });
     }
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => Ok(()),
-        Some(b'[') => Err(Answer::invalid_request(
+        Some(b'[') => Err(Reply::invalid_request(
             "batches are not supported (no protocol revision this server offers has them)",
         )),
-        _ => Err(Answer::invalid_request("not a JSON-RPC object")),
+        _ => Err(Reply::invalid_request("not a JSON-RPC object")),
     }
 }
 
 /// The answer to a message that repeats `key` at `path` (members from the
 /// top, e.g. `["params", "arguments"]`).
-fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Answer {
+fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Reply {
     let shown = if path.is_empty() {
         format!("`{key}`")
     } else {
@@ -125,13 +125,13 @@ fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Answer {
     // top-level repeat makes both untrustworthy.
     let object: Option<serde_json::Map<String, Value>> = serde_json::from_slice(bytes).ok();
     let (Some(object), false) = (object, path.is_empty()) else {
-        return Answer::invalid_request(&format!("the message repeats the member {shown}"));
+        return Reply::invalid_request(&format!("the message repeats the member {shown}"));
     };
     let Some(id) = object
         .get("id")
         .filter(|id| id.is_string() || id.is_number())
     else {
-        return Answer::invalid_request(&format!("the message repeats {shown}"));
+        return Reply::invalid_request(&format!("the message repeats {shown}"));
     };
     let is_call = object.get("method").and_then(Value::as_str) == Some("tools/call");
     if is_call
@@ -142,9 +142,9 @@ fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Answer {
             "invalid arguments: the argument {shown} is given twice; give each argument once [invalid_params]"
         );
         let result = CallToolResult::error(vec![ContentBlock::text(text)]);
-        return Answer(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        return Reply(json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
-    Answer::error(
+    Reply::error(
         id.clone(),
         INVALID_PARAMS,
         format!("Invalid params: {shown} is given twice"),

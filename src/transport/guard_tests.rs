@@ -7,7 +7,7 @@ use super::*;
 
 fn answered(bytes: &str) -> Value {
     match check(bytes.as_bytes()) {
-        Verdict::Answer(answer) => serde_json::from_str(&answer.to_json()).unwrap(),
+        Screened::Reply(answer) => serde_json::from_str(&answer.to_json()).unwrap(),
         other => panic!("{bytes}: {other:?}"),
     }
 }
@@ -90,12 +90,12 @@ fn valid_messages_pass_and_bad_notifications_are_ignored() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":{"a":1}}}}"#,
     ] {
         assert!(
-            matches!(check(good.as_bytes()), Verdict::Message(_)),
+            matches!(check(good.as_bytes()), Screened::Message(_)),
             "{good}"
         );
     }
     assert!(matches!(
         check(br#"{"jsonrpc":"2.0","method":"$/weird","params":5}"#),
-        Verdict::Ignore
+        Screened::Ignore
     ));
 }

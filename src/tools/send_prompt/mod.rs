@@ -22,10 +22,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tools;
 use super::error::structured;
+pub use crate::audit::Outcome;
 use crate::audit::{Audit, AuditWrite, SendRecord};
 use crate::config::SendMode;
 use crate::escape::printable;
-use crate::hc::wire::TerminalStatus;
+use crate::hc::wire::{SendGuard, TerminalStatus};
 use pipeline::Attempt;
 use verdict::{Accepted, ReasonCode, Verdict};
 
@@ -44,27 +45,6 @@ pub struct SendPromptArgs {
     pub created_ms: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// hc accepted the input (the task is not necessarily done).
-    Sent,
-    /// Nothing was written.
-    NotSent,
-    /// The input may or may not have landed: read the screen before deciding.
-    Unknown,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Sent => "sent",
-            Outcome::NotSent => "not_sent",
-            Outcome::Unknown => "unknown",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SendPromptOutput {
     pub outcome: Outcome,
@@ -76,7 +56,7 @@ pub struct SendPromptOutput {
     /// Status from the preflight `terminal.get`, when one ran.
     pub preflight_status: Option<TerminalStatus>,
     /// `"idle"` when hc compared the status atomically with the write; null otherwise.
-    pub atomic_status_guard: Option<String>,
+    pub atomic_status_guard: Option<SendGuard>,
     /// Status hc reported on acceptance (or in its status_mismatch refusal).
     pub core_status: Option<TerminalStatus>,
     /// Status sequence number hc reported with `core_status`: pass it as
@@ -142,8 +122,8 @@ impl Drop for Unfinished<'_> {
             landed_created_ms: None,
             send_mode: self.mode,
             preflight_status: None,
-            outcome: Outcome::Unknown.as_str(),
-            reason: ReasonCode::InternalError.as_str(),
+            outcome: Outcome::Unknown,
+            reason: ReasonCode::InternalError,
             text: &self.args.text,
         });
     }
@@ -152,7 +132,11 @@ impl Drop for Unfinished<'_> {
 impl SendPromptOutput {
     /// The output of one attempt, built once from its verdict.
     fn new(mode: SendMode, args: &SendPromptArgs, attempt: Attempt) -> SendPromptOutput {
-        let Attempt { preflight, verdict } = attempt;
+        let Attempt {
+            preflight,
+            guard,
+            verdict,
+        } = attempt;
         let (outcome, core_status, core_status_seq) = match &verdict {
             Verdict::Sent(Accepted {
                 status, status_seq, ..
@@ -181,10 +165,7 @@ impl SendPromptOutput {
             reason: verdict.reason(&args.address, created_ms),
             send_mode: mode,
             preflight_status: preflight.as_ref().map(|p| p.status),
-            atomic_status_guard: preflight
-                .as_ref()
-                .and_then(|p| p.guard)
-                .map(|g| g.as_str().to_owned()),
+            atomic_status_guard: guard,
             core_status,
             core_status_seq,
             core_id: preflight.map(|p| p.core_id.to_string()),
@@ -207,8 +188,8 @@ impl SendPromptOutput {
                 .filter(|l| Some(*l) != self.created_ms),
             send_mode: self.send_mode,
             preflight_status: self.preflight_status,
-            outcome: self.outcome.as_str(),
-            reason: self.reason_code.as_str(),
+            outcome: self.outcome,
+            reason: self.reason_code,
             text,
         }
     }
@@ -232,7 +213,7 @@ fn render(out: &SendPromptOutput) -> String {
         out.send_mode.as_str(),
         out.preflight_status
             .map_or("-".to_owned(), |s| s.to_string()),
-        out.atomic_status_guard.as_deref().unwrap_or("none"),
+        out.atomic_status_guard.map_or("none", SendGuard::as_str),
     );
     if let (Some(status), Some(seq)) = (out.core_status, out.core_status_seq) {
         text.push_str(&format!(" core_status={status} core_status_seq={seq}"));

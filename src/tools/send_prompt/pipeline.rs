@@ -4,6 +4,8 @@
 //! `terminal.send`) → [`classify`]. Every step before dispatch can only
 //! refuse, so a refusal is NOT SENT by construction.
 
+use std::sync::Arc;
+
 use tokio_util::sync::CancellationToken;
 
 use super::SendPromptArgs;
@@ -22,15 +24,22 @@ pub struct Preflight {
     pub created_ms: i64,
     pub status: TerminalStatus,
     pub finished: bool,
-    /// The guard hc compares atomically with the write; set once the
-    /// target passed its checks.
+}
+
+/// What passed every check before dispatch: the approved lifetime to send
+/// to, and the status hc is to compare atomically with the write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cleared {
+    pub lifetime: TerminalLifetime,
     pub guard: Option<SendGuard>,
 }
 
-/// A finished attempt: what the preflight saw (if it ran) and the verdict.
+/// A finished attempt: what the preflight saw (if it ran), the guard it
+/// was dispatched with (if it was), and the verdict.
 #[derive(Debug)]
 pub struct Attempt {
     pub preflight: Option<Preflight>,
+    pub guard: Option<SendGuard>,
     pub verdict: Verdict,
 }
 
@@ -38,6 +47,7 @@ impl Attempt {
     fn refused(preflight: Option<Preflight>, refusal: Refusal) -> Attempt {
         Attempt {
             preflight,
+            guard: None,
             verdict: Verdict::NotSent(refusal),
         }
     }
@@ -62,7 +72,7 @@ pub async fn attempt(
         () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
         guard = tools.send_locks().lock(&args.address) => guard,
     };
-    let mut preflight = tokio::select! {
+    let preflight = tokio::select! {
         biased;
         () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
         found = preflight(tools, &args.address) => match found {
@@ -70,11 +80,8 @@ pub async fn attempt(
             Err(refusal) => return Attempt::refused(None, refusal),
         },
     };
-    let lifetime = match check_target(config, core_id, args, &preflight) {
-        Ok((lifetime, guard)) => {
-            preflight.guard = guard;
-            lifetime
-        }
+    let Cleared { lifetime, guard } = match check_target(config, core_id, args, &preflight) {
+        Ok(cleared) => cleared,
         Err(refusal) => return Attempt::refused(Some(preflight), refusal),
     };
     if ct.is_cancelled() {
@@ -83,12 +90,13 @@ pub async fn attempt(
     let request = SendRequest {
         address: &lifetime.address,
         text: &args.text,
-        guard: preflight.guard,
+        guard,
     };
     let answer = tools.app().client().send(request, core_id).await;
     let verdict = classify(answer.map(|a| a.value), lifetime.created_ms);
     Attempt {
         preflight: Some(preflight),
+        guard,
         verdict,
     }
 }
@@ -112,7 +120,7 @@ fn check_input<'a>(
         return Err(Refusal::ControlCharacter { index, character });
     }
     let config = loaded.approvals().map_err(|why| Refusal::ConfigInvalid {
-        why: why.to_owned(),
+        why: Arc::clone(why),
     })?;
     let core_id = config.core_id().ok_or(Refusal::NoCoreId)?;
     if let Some((index, character)) = first_line_control(text)
@@ -137,18 +145,16 @@ async fn preflight(tools: &Tools, address: &str) -> Result<Preflight, Refusal> {
         created_ms: record.created_ms,
         status: record.status,
         finished: record.is_finished(),
-        guard: None,
     })
 }
 
 /// Core identity, lifetime, approval and mode, on what the preflight saw.
-/// Returns the approved lifetime and the guard to dispatch with.
 fn check_target(
     config: &Config,
     core_id: &CoreId,
     args: &SendPromptArgs,
     preflight: &Preflight,
-) -> Result<(TerminalLifetime, Option<SendGuard>), Refusal> {
+) -> Result<Cleared, Refusal> {
     if preflight.core_id != *core_id {
         return Err(Refusal::CoreIdMismatch {
             live: preflight.core_id.clone(),
@@ -185,7 +191,7 @@ fn check_target(
         return Err(Refusal::LineControl { index, character });
     }
     let guard = guard_for(config.send_mode(), preflight.status)?;
-    Ok((lifetime, guard))
+    Ok(Cleared { lifetime, guard })
 }
 
 /// The send mode's table: which preflight statuses may be sent to, and
@@ -199,3 +205,7 @@ fn guard_for(mode: SendMode, status: TerminalStatus) -> Result<Option<SendGuard>
         (SendMode::Normal, status) => Err(Refusal::StatusNotAllowed { status }),
     }
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

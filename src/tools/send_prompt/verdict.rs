@@ -6,6 +6,10 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
+pub use crate::audit::ReasonCode;
+use crate::config::ConfigError;
 use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
 use crate::hc::{CoreError, CoreId, SendError};
 use crate::tools::text::MAX_PROMPT_CHARS;
@@ -59,7 +63,7 @@ pub enum Refusal {
     },
     /// The last reload found an invalid config.
     ConfigInvalid {
-        why: String,
+        why: Arc<ConfigError>,
     },
     NoCoreId,
     /// The MCP request was cancelled before dispatch.
@@ -102,68 +106,6 @@ pub enum Refusal {
         actual: Option<TerminalStatus>,
         status_seq: Option<u64>,
     },
-}
-
-/// The stable, machine-readable reason of every outcome: `accepted` and
-/// `accepted_other_lifetime` (the input landed in another lifetime at the
-/// same address: isError) are sent; `post_dispatch_failure` and
-/// `internal_error` are unknown; every other one is not sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ReasonCode {
-    // sent: hc accepted the input into the approved lifetime.
-    Accepted,
-    // sent, and isError: hc accepted the input into ANOTHER lifetime at
-    // the same address (the approved one ended just before).
-    AcceptedOtherLifetime,
-    // not_sent: the audit log cannot be written.
-    AuditUnavailable,
-    TextEmpty,
-    TextTooLong,
-    ControlCharacter,
-    ConfigInvalid,
-    NoCoreId,
-    Cancelled,
-    NotFound,
-    PreflightFailed,
-    CoreIdMismatch,
-    LifetimeMismatch,
-    Finished,
-    NotApproved,
-    StatusNotAllowed,
-    DispatchFailed,
-    StatusMismatch,
-    // unknown: the request reached hc and no valid answer came back.
-    PostDispatchFailure,
-    // unknown: the adapter failed inside the attempt.
-    InternalError,
-}
-
-impl ReasonCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReasonCode::Accepted => "accepted",
-            ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
-            ReasonCode::AuditUnavailable => "audit_unavailable",
-            ReasonCode::TextEmpty => "text_empty",
-            ReasonCode::TextTooLong => "text_too_long",
-            ReasonCode::ControlCharacter => "control_character",
-            ReasonCode::ConfigInvalid => "config_invalid",
-            ReasonCode::NoCoreId => "no_core_id",
-            ReasonCode::Cancelled => "cancelled",
-            ReasonCode::NotFound => "not_found",
-            ReasonCode::PreflightFailed => "preflight_failed",
-            ReasonCode::CoreIdMismatch => "core_id_mismatch",
-            ReasonCode::LifetimeMismatch => "lifetime_mismatch",
-            ReasonCode::Finished => "finished",
-            ReasonCode::NotApproved => "not_approved",
-            ReasonCode::StatusNotAllowed => "status_not_allowed",
-            ReasonCode::DispatchFailed => "dispatch_failed",
-            ReasonCode::StatusMismatch => "status_mismatch",
-            ReasonCode::PostDispatchFailure => "post_dispatch_failure",
-            ReasonCode::InternalError => "internal_error",
-        }
-    }
 }
 
 impl Refusal {

@@ -211,7 +211,13 @@ fn every_reason_reads_as_pinned() {
             character: '\t',
         }),
         Verdict::NotSent(Refusal::ConfigInvalid {
-            why: "config /c.json: `coreId` must be 1-128 printable ASCII characters".into(),
+            why: std::sync::Arc::new(crate::config::ConfigError::Invalid {
+                path: "/c.json".into(),
+                invalid: crate::config::Invalid {
+                    key: "coreId".into(),
+                    problem: "must be 1-128 printable ASCII characters".into(),
+                },
+            }),
         }),
         Verdict::NotSent(Refusal::NoCoreId),
         Verdict::NotSent(Refusal::Cancelled),

@@ -47,12 +47,12 @@ const MATCHING_THREADS: usize = 1;
 /// Why a pattern is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PatternError {
-    #[error("pattern has {chars} characters; at most {MAX_PATTERN_CHARS}")]
+    #[error("has {chars} characters; at most {MAX_PATTERN_CHARS}")]
     TooLong { chars: usize },
-    #[error("pattern is not a valid regular expression: {0}")]
+    #[error("is not a valid regular expression: {0}")]
     Invalid(String),
     #[error(
-        "pattern is too large once compiled (over {limit} bytes{}): use fewer or smaller repetitions, or ASCII classes such as (?-u:\\w) or [[:alnum:]] instead of \\w",
+        "is too large once compiled (over {limit} bytes{}): use fewer or smaller repetitions, or ASCII classes such as (?-u:\\w) or [[:alnum:]] instead of \\w",
         if *.unicode_boundary { ", the limit for a pattern with a Unicode word boundary; (?-u:\\b) is an ASCII word boundary and is allowed in larger patterns" } else { "" }
     )]
     TooLarge {

@@ -73,7 +73,7 @@ pub struct WaitForOutputArgs {
 }
 
 /// The validated arguments.
-pub(super) struct Plan {
+pub(super) struct OutputPlan {
     address: String,
     created_ms: Option<i64>,
     pattern: Option<Regex>,
@@ -82,37 +82,45 @@ pub(super) struct Plan {
     max_chars: usize,
 }
 
-impl Plan {
-    fn new(args: WaitForOutputArgs, wait_max: Duration) -> Result<Plan, ToolError> {
-        let invalid = |message: String| Err(ToolError::InvalidArgs(message));
+impl OutputPlan {
+    fn new(args: WaitForOutputArgs, wait_max: Duration) -> Result<OutputPlan, ToolError> {
+        let invalid = |argument, problem: String| Err(ToolError::invalid(argument, problem));
         if args.pattern.is_none() && args.quiet_ms.is_none() {
-            return invalid("give pattern, quiet_ms, or both: there is nothing to wait for".into());
+            return invalid(
+                "pattern",
+                "or quiet_ms (or both) must be given: there is nothing to wait for".into(),
+            );
         }
         let pattern = match &args.pattern {
-            Some(p) => {
-                Some(matcher::compile(p).map_err(|e| ToolError::InvalidArgs(e.to_string()))?)
-            }
+            Some(p) => Some(
+                matcher::compile(p).map_err(|e| ToolError::invalid("pattern", e.to_string()))?,
+            ),
             None => None,
         };
         let quiet = match args.quiet_ms {
             Some(ms) if !QUIET_MS_RANGE.contains(&ms) => {
-                return invalid(format!("quiet_ms must be between 100 and 60000, got {ms}"));
+                return invalid(
+                    "quiet_ms",
+                    format!("must be between 100 and 60000, got {ms}"),
+                );
             }
             ms => ms.map(Duration::from_millis),
         };
         let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !TIMEOUT_MS_RANGE.contains(&timeout_ms) {
-            return invalid(format!(
-                "timeout_ms must be between 100 and 600000, got {timeout_ms}"
-            ));
+            return invalid(
+                "timeout_ms",
+                format!("must be between 100 and 600000, got {timeout_ms}"),
+            );
         }
         let max_chars = args.max_chars.unwrap_or(DEFAULT_OUTPUT_CHARS);
         if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-            return invalid(format!(
-                "max_chars must be between 1 and {MAX_READ_CHARS}, got {max_chars}"
-            ));
+            return invalid(
+                "max_chars",
+                format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
+            );
         }
-        Ok(Plan {
+        Ok(OutputPlan {
             address: args.address,
             created_ms: args.created_ms,
             pattern,
@@ -138,7 +146,7 @@ pub async fn run(
     args: WaitForOutputArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let plan = Plan::new(args, tools.app().loaded().config().wait_max())?;
+    let plan = OutputPlan::new(args, tools.app().loaded().config().wait_max())?;
     let started = Instant::now();
     let mut watch = OutputWatch::new(&plan, tools.matchers());
     let ended = wait::run(
@@ -174,8 +182,8 @@ mod tests {
     }
 
     fn refusal(args: WaitForOutputArgs) -> String {
-        match Plan::new(args, Duration::from_secs(600)) {
-            Err(ToolError::InvalidArgs(message)) => message,
+        match OutputPlan::new(args, Duration::from_secs(600)) {
+            Err(e @ ToolError::InvalidArgs { .. }) => e.to_string(),
             Err(other) => panic!("{other}"),
             Ok(_) => panic!("accepted"),
         }
@@ -183,7 +191,7 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_refused_naming_them() {
-        assert!(refusal(args(None, None)).contains("pattern, quiet_ms"));
+        assert!(refusal(args(None, None)).contains("pattern or quiet_ms"));
         assert!(refusal(args(Some("(unclosed"), None)).contains("regular expression"));
         assert!(refusal(args(Some(&"a".repeat(1_001)), None)).contains("1001 characters"));
         assert!(refusal(args(Some("x{1000}{1000}{1000}"), None)).contains("pattern is too large"));
@@ -201,7 +209,7 @@ mod tests {
     fn the_operator_caps_the_timeout_and_quiet_caps_the_interval() {
         let mut long = args(None, Some(400));
         long.timeout_ms = Some(600_000);
-        let plan = Plan::new(long, Duration::from_secs(30)).unwrap();
+        let plan = OutputPlan::new(long, Duration::from_secs(30)).unwrap();
         assert_eq!(plan.timeout, Duration::from_secs(30));
         assert_eq!(plan.limits().max_interval, Duration::from_millis(100));
     }

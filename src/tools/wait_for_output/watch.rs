@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Plan;
+use super::OutputPlan;
 use super::matcher::{LineMatcher, Matchers};
 use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 use crate::hc::wire::{ErrorKind, ReadResult};
@@ -18,7 +18,7 @@ use crate::tools::text::tail_chars;
 use crate::tools::wait::{self, Poll, Watch};
 
 pub(super) struct OutputWatch<'a> {
-    plan: &'a Plan,
+    plan: &'a OutputPlan,
     matchers: &'a Matchers,
     /// The pattern and what it knows of the last screen's lines; `None`
     /// without a pattern, or once a scan was abandoned with its wait.
@@ -42,7 +42,7 @@ pub(super) struct OutputWatch<'a> {
 }
 
 impl<'a> OutputWatch<'a> {
-    pub fn new(plan: &'a Plan, matchers: &'a Matchers) -> OutputWatch<'a> {
+    pub fn new(plan: &'a OutputPlan, matchers: &'a Matchers) -> OutputWatch<'a> {
         OutputWatch {
             plan,
             matchers,

@@ -99,7 +99,7 @@ pub struct WaitForStatusArgs {
 }
 
 /// The validated arguments.
-struct Plan {
+struct StatusPlan {
     targets: Vec<WaitTarget>,
     until: Vec<UntilStatus>,
     timeout: Duration,
@@ -107,33 +107,36 @@ struct Plan {
     include_output: bool,
 }
 
-impl Plan {
-    fn new(args: WaitForStatusArgs, wait_max: Duration) -> Result<Plan, ToolError> {
+impl StatusPlan {
+    fn new(args: WaitForStatusArgs, wait_max: Duration) -> Result<StatusPlan, ToolError> {
         if args.targets.is_empty() || args.targets.len() > MAX_TARGETS {
-            return Err(ToolError::InvalidArgs(format!(
-                "targets must hold 1 to {MAX_TARGETS} entries, got {}",
-                args.targets.len()
-            )));
+            return Err(ToolError::invalid(
+                "targets",
+                format!(
+                    "must hold 1 to {MAX_TARGETS} entries, got {}",
+                    args.targets.len()
+                ),
+            ));
         }
         let until = args.until.unwrap_or_else(|| DEFAULT_UNTIL.to_vec());
         if until.is_empty() {
-            return Err(ToolError::InvalidArgs(
-                "until must name at least one state".into(),
-            ));
+            return Err(ToolError::invalid("until", "must name at least one state"));
         }
         let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !(MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
-            return Err(ToolError::InvalidArgs(format!(
-                "timeout_ms must be between {MIN_TIMEOUT_MS} and {MAX_TIMEOUT_MS}, got {timeout_ms}"
-            )));
+            return Err(ToolError::invalid(
+                "timeout_ms",
+                format!("must be between {MIN_TIMEOUT_MS} and {MAX_TIMEOUT_MS}, got {timeout_ms}"),
+            ));
         }
         let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
         if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-            return Err(ToolError::InvalidArgs(format!(
-                "max_chars must be between 1 and {MAX_READ_CHARS}, got {max_chars}"
-            )));
+            return Err(ToolError::invalid(
+                "max_chars",
+                format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
+            ));
         }
-        Ok(Plan {
+        Ok(StatusPlan {
             targets: args.targets,
             until,
             timeout: Duration::from_millis(timeout_ms).min(wait_max),
@@ -145,7 +148,7 @@ impl Plan {
 
 /// The targets' last seen records; done when one of them qualifies.
 struct StatusWatch<'a> {
-    plan: &'a Plan,
+    plan: &'a StatusPlan,
     last: Vec<Option<TerminalRecord>>,
     core_id: String,
 }
@@ -229,7 +232,7 @@ pub async fn run(
     args: WaitForStatusArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let plan = Plan::new(args, tools.app().loaded().config().wait_max())?;
+    let plan = StatusPlan::new(args, tools.app().loaded().config().wait_max())?;
     let started = Instant::now();
     let mut watch = StatusWatch {
         plan: &plan,

@@ -28,10 +28,10 @@ use http_body_util::{BodyExt, LengthLimitError};
 use serde_json::Value;
 
 use super::MCP_PATH;
-use super::gate::Refusal;
+use super::gate::Denial;
 use crate::escape::printable;
 use crate::tools::PROTOCOL_VERSIONS;
-use crate::transport::guard::{self, Answer, Verdict};
+use crate::transport::guard::{self, Reply, Screened};
 
 /// The header naming the revision a request speaks.
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
@@ -46,9 +46,9 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn buffer(request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
-        Err(_) => return Refusal::RequestTimeout.into_response(),
-        Ok(Err(e)) if over_limit(&e) => return Refusal::PayloadTooLarge.into_response(),
-        Ok(Err(_)) => return Refusal::BadRequest.into_response(),
+        Err(_) => return Denial::RequestTimeout.into_response(),
+        Ok(Err(e)) if over_limit(&e) => return Denial::PayloadTooLarge.into_response(),
+        Ok(Err(_)) => return Denial::BadRequest.into_response(),
         Ok(Ok(collected)) => collected.to_bytes(),
     };
     let json_rpc =
@@ -64,10 +64,10 @@ pub async fn buffer(request: Request, next: Next) -> Response {
     // valid one is parsed once).
     if json_rpc && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return match guard::check(&bytes) {
-            Verdict::Answer(answer) => answered(answer),
+            Screened::Reply(answer) => answered(answer),
             // A notification nobody could read: accepted, never answered.
-            Verdict::Ignore => StatusCode::ACCEPTED.into_response(),
-            Verdict::Message(_) => response,
+            Screened::Ignore => StatusCode::ACCEPTED.into_response(),
+            Screened::Message(_) => response,
         };
     }
     if json_rpc && response.status().is_client_error() {
@@ -113,7 +113,7 @@ fn precheck(parts: &Parts, body: &[u8]) -> Option<Response> {
 
 /// A request other than `initialize` naming a revision this server does
 /// not offer in `MCP-Protocol-Version` (initialize negotiates instead).
-fn unoffered_revision(headers: &HeaderMap, body: &[u8]) -> Option<Answer> {
+fn unoffered_revision(headers: &HeaderMap, body: &[u8]) -> Option<Reply> {
     /// Only the member that tells an `initialize` from the rest.
     #[derive(serde::Deserialize)]
     struct Method<'a> {
@@ -132,7 +132,7 @@ fn unoffered_revision(headers: &HeaderMap, body: &[u8]) -> Option<Answer> {
         return None;
     }
     let offered: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
-    Some(Answer::invalid_request(&format!(
+    Some(Reply::invalid_request(&format!(
         "MCP-Protocol-Version {} is not offered here; offered: {}",
         printable(revision),
         offered.join(", ")
@@ -154,7 +154,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// An error answer is a 400; a tool result (a repeated argument) a 200.
-fn answered(answer: Answer) -> Response {
+fn answered(answer: Reply) -> Response {
     let status = if answer.is_error() {
         StatusCode::BAD_REQUEST
     } else {

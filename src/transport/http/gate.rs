@@ -42,8 +42,8 @@ pub struct Gate {
 impl Gate {
     pub fn new(http: &HttpConfig, token: BearerToken) -> Gate {
         Gate {
-            allowed_hosts: http.allowed_hosts.clone(),
-            allowed_origins: http.allowed_origins.clone(),
+            allowed_hosts: http.allowed_hosts().to_vec(),
+            allowed_origins: http.allowed_origins().to_vec(),
             token,
             limiter: RateLimiter::direct(Quota::per_second(
                 NonZeroU32::new(REQUESTS_PER_SECOND).expect("non-zero rate"),
@@ -52,18 +52,18 @@ impl Gate {
     }
 
     /// The checks before routing, in the documented order.
-    fn check(&self, request: &Request) -> Result<(), Refusal> {
+    fn check(&self, request: &Request) -> Result<(), Denial> {
         if !self.host_and_origin_allowed(request) {
-            return Err(Refusal::Forbidden);
+            return Err(Denial::Forbidden);
         }
         if is_well_known(request) {
-            return Err(Refusal::NotFound);
+            return Err(Denial::NotFound);
         }
         if !self.authenticated(request.headers()) {
-            return Err(Refusal::Unauthorized);
+            return Err(Denial::Unauthorized);
         }
         if self.limiter.check().is_err() {
-            return Err(Refusal::TooManyRequests);
+            return Err(Denial::TooManyRequests);
         }
         Ok(())
     }
@@ -162,7 +162,7 @@ fn is_well_known(request: &Request) -> bool {
 
 /// What the gate (and the body reader) answers instead of routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Denial {
     Forbidden,
     NotFound,
     Unauthorized,
@@ -172,19 +172,19 @@ pub enum Refusal {
     BadRequest,
 }
 
-impl IntoResponse for Refusal {
+impl IntoResponse for Denial {
     fn into_response(self) -> Response {
         let code = match self {
-            Refusal::Forbidden => StatusCode::FORBIDDEN,
-            Refusal::NotFound => StatusCode::NOT_FOUND,
-            Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
-            Refusal::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
-            Refusal::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Refusal::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
-            Refusal::BadRequest => StatusCode::BAD_REQUEST,
+            Denial::Forbidden => StatusCode::FORBIDDEN,
+            Denial::NotFound => StatusCode::NOT_FOUND,
+            Denial::Unauthorized => StatusCode::UNAUTHORIZED,
+            Denial::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Denial::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Denial::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Denial::BadRequest => StatusCode::BAD_REQUEST,
         };
         let mut response = code.into_response();
-        if self == Refusal::Unauthorized {
+        if self == Denial::Unauthorized {
             response
                 .headers_mut()
                 .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

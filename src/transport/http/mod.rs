@@ -109,7 +109,7 @@ const CLOSING: [StatusCode; 8] = [
 
 /// Every response on its way out: `Connection: close` on refusals, and a
 /// 413 (whoever answered it) says in JSON-RPC which limit was hit.
-fn finish(mut response: Response) -> Response {
+fn finish_response(mut response: Response) -> Response {
     let status = response.status();
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         response = too_large();

@@ -18,7 +18,7 @@ use http::{HeaderValue, StatusCode};
 
 use crate::escape::printable;
 
-/// Refusal lines logged per second at most (and in one burst).
+/// Denial lines logged per second at most (and in one burst).
 const LINES_PER_SECOND: u32 = 5;
 const BURST: u32 = 20;
 
@@ -60,14 +60,14 @@ fn shown(value: Option<&HeaderValue>) -> String {
 }
 
 /// Middleware, outermost: passes the request on, finishes the response
-/// (see `finish`), and logs it if it is a refusal. What a log line needs is
+/// (see `finish_response`), and logs it if it is a refusal. What a log line needs is
 /// kept as it came (cheap clones) and rendered only for a refusal.
 pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Next) -> Response {
     let host = request.headers().get(HOST).cloned();
     let origin = request.headers().get(ORIGIN).cloned();
     let uri = request.uri().clone();
     let method = request.method().clone();
-    let response = super::finish(next.run(request).await);
+    let response = super::finish_response(next.run(request).await);
     let status = response.status();
     if let Some(reason) = reason(status) {
         if log.limiter.check().is_ok() {

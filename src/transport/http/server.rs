@@ -26,7 +26,7 @@ use tower::ServiceExt;
 use tower::service_fn;
 
 use super::descriptors;
-use super::slots::{Limits, Slot, Slots, UNPROVEN_HARD_LIMIT};
+use super::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
@@ -58,9 +58,9 @@ fn warn_unless_port_allowed(allowed_hosts: &[String], port: u16) {
 
 /// Raises the open-file limit and derives the unauthenticated connections'
 /// share from it; says so when that share is smaller than usual.
-fn connection_limits() -> Limits {
+fn connection_limits() -> Bounds {
     let fd_limit = descriptors::raise_to_hard_limit();
-    let limits = Limits::for_descriptors(fd_limit);
+    let limits = Bounds::for_descriptors(fd_limit);
     if limits.hard < UNPROVEN_HARD_LIMIT {
         tracing::info!(
             "the open-file limit is {fd_limit}: at most {} unauthenticated connections at once (raise LimitNOFILE / ulimit -n for more)",
@@ -189,7 +189,7 @@ impl AsyncWrite for ClosedOnDrop {
 pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Future<Output = ()>) {
     if let Ok(address) = endpoint.listener.local_addr() {
         tracing::info!(%address, path = MCP_PATH, "serving MCP over HTTP");
-        warn_unless_port_allowed(&endpoint.config.allowed_hosts, address.port());
+        warn_unless_port_allowed(endpoint.config.allowed_hosts(), address.port());
     }
     let stop = CancellationToken::new();
     let router = router(tools, &endpoint, stop.child_token());

@@ -5,10 +5,10 @@
 //! one of its requests passes the bearer check. The accept loop never stops
 //! accepting (a stopped loop leaves an authorised client's connection in
 //! the kernel's backlog behind the flood); instead, unproven connections
-//! share [`Limits::share`] slots, and a newcomer to a full share pushes out the
+//! share [`Bounds::share`] slots, and a newcomer to a full share pushes out the
 //! oldest *idle* unproven connection (no request being served, no unread
 //! bytes in its socket) that has had [`GRACE`] to send its request. When
-//! none has, the share stretches, up to [`Limits::hard`]; there, the
+//! none has, the share stretches, up to [`Bounds::hard`]; there, the
 //! oldest idle one goes whatever its age, and only if every unproven
 //! connection is busy is the newcomer closed at once. A client that sends
 //! its request as it connects (as every real one does) is therefore never
@@ -16,7 +16,7 @@
 //! newer connection needs them (or the header read timeout closes them).
 //! Proven connections are never pushed out: only token holders make them,
 //! and each is closed once idle for the header read timeout. Both bounds
-//! shrink when the process may open few descriptors (`Limits`), and when
+//! shrink when the process may open few descriptors (`Bounds`), and when
 //! descriptors run out all the same the accept loop pushes out the oldest
 //! idle unproven connection ([`Slots::shed_idle`]).
 //!
@@ -59,7 +59,7 @@ pub const GRACE: Duration = Duration::from_millis(250);
 
 /// How many unproven connections may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct Bounds {
     /// Kept while an idle one past its grace can be pushed out.
     pub share: usize,
     /// At most.
@@ -69,14 +69,14 @@ pub struct Limits {
     pub capacity: usize,
 }
 
-impl Limits {
+impl Bounds {
     /// The bounds for a process that may open `fd_limit` descriptors: each
     /// connection holds two, and some are kept for everything else.
-    pub fn for_descriptors(fd_limit: u64) -> Limits {
+    pub fn for_descriptors(fd_limit: u64) -> Bounds {
         let reserved = RESERVED_FDS.min(fd_limit / 2);
         let capacity = usize::try_from((fd_limit - reserved) / 2).unwrap_or(usize::MAX);
         let hard = capacity.clamp(4, UNPROVEN_HARD_LIMIT);
-        Limits {
+        Bounds {
             share: (hard / 4).max(1),
             hard,
             capacity: capacity.max(hard),
@@ -84,9 +84,9 @@ impl Limits {
     }
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
             share: UNPROVEN_SLOTS,
             hard: UNPROVEN_HARD_LIMIT,
             capacity: usize::MAX,
@@ -97,7 +97,7 @@ impl Default for Limits {
 #[derive(Default)]
 pub struct Slots {
     inner: Mutex<Inner>,
-    limits: Limits,
+    limits: Bounds,
     /// Signalled whenever a connection's slot is released.
     released: Notify,
 }
@@ -165,7 +165,7 @@ pub struct Slot {
 }
 
 impl Slots {
-    pub fn new(limits: Limits) -> Slots {
+    pub fn new(limits: Bounds) -> Slots {
         Slots {
             limits,
             ..Slots::default()

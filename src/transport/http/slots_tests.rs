@@ -14,7 +14,7 @@ struct Bench {
 }
 
 impl Bench {
-    fn new(limits: Limits) -> Bench {
+    fn new(limits: Bounds) -> Bench {
         Bench {
             listener: TcpListener::bind("127.0.0.1:0").unwrap(),
             slots: Arc::new(Slots::new(limits)),
@@ -45,7 +45,7 @@ fn pushed_out(admitted: &[Arc<Slot>]) -> Vec<usize> {
 
 #[test]
 fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
-    let mut bench = Bench::new(Limits::default());
+    let mut bench = Bench::new(Bounds::default());
     let admitted = bench.admit_many(UNPROVEN_SLOTS);
     // Slot 0 is proven, slot 1 is serving a request, slot 2 has sent
     // bytes not yet read: none of them may go. Slot 3 is idle.
@@ -68,15 +68,15 @@ fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
 #[test]
 fn few_descriptors_mean_fewer_unproven_slots() {
     // Plenty: the full bounds.
-    let plenty = Limits::for_descriptors(1 << 20);
+    let plenty = Bounds::for_descriptors(1 << 20);
     assert_eq!((plenty.share, plenty.hard), (256, 1024));
     assert_eq!(plenty.capacity, ((1 << 20) - 64) / 2);
-    let unlimited = Limits::for_descriptors(u64::MAX);
+    let unlimited = Bounds::for_descriptors(u64::MAX);
     assert_eq!((unlimited.share, unlimited.hard), (256, 1024));
     // A common default soft limit: (1024 - 64) / 2.
     assert_eq!(
-        Limits::for_descriptors(1024),
-        Limits {
+        Bounds::for_descriptors(1024),
+        Bounds {
             share: 120,
             hard: 480,
             capacity: 480
@@ -84,16 +84,16 @@ fn few_descriptors_mean_fewer_unproven_slots() {
     );
     // Very few: half kept for the rest.
     assert_eq!(
-        Limits::for_descriptors(64),
-        Limits {
+        Bounds::for_descriptors(64),
+        Bounds {
             share: 4,
             hard: 16,
             capacity: 16
         }
     );
     assert_eq!(
-        Limits::for_descriptors(0),
-        Limits {
+        Bounds::for_descriptors(0),
+        Bounds {
             share: 1,
             hard: 4,
             capacity: 4
@@ -103,7 +103,7 @@ fn few_descriptors_mean_fewer_unproven_slots() {
 
 #[tokio::test]
 async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close() {
-    let mut bench = Bench::new(Limits {
+    let mut bench = Bench::new(Bounds {
         share: 1,
         hard: 2,
         capacity: 2,
@@ -127,7 +127,7 @@ async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close(
 
 #[test]
 fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
-    let mut bench = Bench::new(Limits::default());
+    let mut bench = Bench::new(Bounds::default());
     let mut admitted = bench.admit_many(3);
     let slots = Arc::clone(&bench.slots);
     // Well within its grace, and still the first idle one to go.

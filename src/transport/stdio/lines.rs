@@ -17,7 +17,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use crate::transport::guard::{self, Answer, Verdict};
+use crate::transport::guard::{self, Reply, Screened};
 use crate::transport::http::MAX_BODY_BYTES;
 
 /// Longest line read: the same cap as an HTTP body. Longer lines are
@@ -57,7 +57,7 @@ impl Lines {
 
     /// Writes the guard's answer from a task of its own, so a receive that
     /// is cancelled (rmcp polls it in a select) never cuts a frame short.
-    fn answer(&self, answer: &Answer) {
+    fn answer(&self, answer: &Reply) {
         let writer = Arc::clone(&self.writer);
         let frame = frame(answer);
         tokio::spawn(async move {
@@ -96,7 +96,7 @@ impl Lines {
     }
 
     /// What to do with the line just read.
-    fn judge(&mut self) -> Option<Verdict> {
+    fn judge(&mut self) -> Option<Screened> {
         let text = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let verdict = if text.iter().all(u8::is_ascii_whitespace) {
@@ -116,7 +116,7 @@ async fn write_frame(writer: &Mutex<Writer>, frame: &[u8]) -> io::Result<()> {
     writer.flush().await
 }
 
-fn frame(answer: &Answer) -> Vec<u8> {
+fn frame(answer: &Reply) -> Vec<u8> {
     let mut frame = answer.to_json().into_bytes();
     frame.push(b'\n');
     frame
@@ -142,7 +142,7 @@ impl Transport<RoleServer> for Lines {
             match self.read_line().await {
                 Ok(Line::Full) => {}
                 Ok(Line::Oversized) => {
-                    self.answer(&Answer::invalid_request(&format!(
+                    self.answer(&Reply::invalid_request(&format!(
                         "the message is over {MAX_LINE_BYTES} bytes: send fewer characters"
                     )));
                     continue;
@@ -150,9 +150,9 @@ impl Transport<RoleServer> for Lines {
                 Ok(Line::Eof) | Err(_) => return None,
             }
             match self.judge() {
-                None | Some(Verdict::Ignore) => {}
-                Some(Verdict::Answer(answer)) => self.answer(&answer),
-                Some(Verdict::Message(message)) => {
+                None | Some(Screened::Ignore) => {}
+                Some(Screened::Reply(answer)) => self.answer(&answer),
+                Some(Screened::Message(message)) => {
                     self.started |= matches!(*message, ClientJsonRpcMessage::Request(_));
                     if self.started {
                         return Some(*message);

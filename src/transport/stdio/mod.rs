@@ -42,10 +42,10 @@ impl Pipes {
     }
 }
 
-/// Why a stdio session failed.
+/// Why a stdio session failed: the task serving it ended abnormally.
 #[derive(Debug, thiserror::Error)]
 #[error("the stdio session failed: {0}")]
-pub struct SessionError(String);
+pub struct SessionError(#[from] tokio::task::JoinError);
 
 /// Serves one session until the input closes, the client ends the session,
 /// or `shutdown`.
@@ -72,7 +72,7 @@ pub async fn serve(
     tokio::select! {
         quit = running.waiting() => {
             if let Err(e) = quit {
-                return Err(SessionError(e.to_string()));
+                return Err(SessionError(e));
             }
         }
         () = &mut shutdown => token.cancel(),
