@@ -51,6 +51,19 @@ impl Sim {
         Sim(hc_sim::testing::Simulator::start_in(dir, options).expect("start hc-sim"))
     }
 
+    /// Runs the simulator inside this test process instead (a thread with
+    /// its own runtime; its agents and readers still run the hc-sim binary),
+    /// with the same handle; `pid()` is then this process's own.
+    pub fn in_process(options: SimOptions) -> Sim {
+        Sim(hc_sim::testing::Simulator::in_process(options).expect("start hc-sim in process"))
+    }
+
+    /// As [`Sim::in_process`], in `dir` (reusing its socket path if restarted).
+    pub fn in_process_in(dir: WorkDir, options: SimOptions) -> Sim {
+        Sim(hc_sim::testing::Simulator::in_process_in(dir, options)
+            .expect("start hc-sim in process"))
+    }
+
     /// Stops this simulator (SIGTERM) and hands back its directory.
     pub fn stop(self) -> WorkDir {
         self.0.stop()
