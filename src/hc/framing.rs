@@ -12,7 +12,7 @@
 //! connection in use. `jsonrpsee-types` supplies the wire envelope instead.
 
 use std::borrow::Cow;
-use std::os::fd::AsRawFd;
+use std::mem::MaybeUninit;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,6 +20,7 @@ use jsonrpsee_types::{ErrorObject, Id, Request, TwoPointZero};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
+use socket2::SockRef;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -79,21 +80,12 @@ impl Framed {
             return false;
         }
         // Ask the kernel directly (not tokio's cached readiness, which may
-        // not have seen hc's close yet): a non-blocking peek that finds
-        // nothing to read is the only healthy answer.
-        let fd = self.reader.get_ref().as_ref().as_raw_fd();
-        let mut probe = [0u8; 1];
-        // SAFETY: `fd` is this connection's open socket for the whole call;
-        // `probe` is a valid 1-byte buffer; MSG_PEEK consumes nothing.
-        let peeked = unsafe {
-            libc::recv(
-                fd,
-                probe.as_mut_ptr().cast(),
-                probe.len(),
-                libc::MSG_PEEK | libc::MSG_DONTWAIT,
-            )
-        };
-        peeked < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+        // not have seen hc's close yet): a non-blocking peek (the socket is
+        // non-blocking) that finds nothing to read is the only healthy
+        // answer; EOF or unsolicited bytes are not.
+        let socket = SockRef::from(self.reader.get_ref().as_ref());
+        let mut probe = [MaybeUninit::uninit(); 1];
+        matches!(socket.peek(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
     }
 
     /// Writes one request line. Once this starts, the request may have

@@ -9,15 +9,15 @@
 //! 413, 400), the concurrency limit, then rmcp's service at `/mcp` and 404
 //! for everything else. The accept loop (`server`) keeps unauthenticated
 //! connections to their share of slots (`slots`, sized from the open-file
-//! limit, which `descriptors` raises) and caps the header read time and
-//! size.
+//! limit, which it raises; one descriptor per connection, shared through
+//! `socket`) and caps the header read time and size.
 
 mod body;
-mod descriptors;
 mod gate;
 mod refusals;
 mod server;
 mod slots;
+mod socket;
 
 use std::sync::Arc;
 

@@ -6,13 +6,9 @@
 //! pushes out an idle unauthenticated connection and pauses, rather than
 //! spin and fill the log.
 
-use std::os::fd::AsFd;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -25,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower::service_fn;
 
-use super::descriptors;
 use super::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
+use super::socket::Shared;
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
@@ -39,6 +35,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// The open-file limit asked for (up to the hard limit): every HTTP
+/// connection holds one descriptor.
+const WANTED_FDS: u64 = 1 << 20;
+/// Assumed when the limit cannot be read.
+const USUAL_FDS: u64 = 1024;
 /// After an accept failed for want of descriptors or memory.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 /// A failing accept is logged at most this often.
@@ -57,9 +58,11 @@ fn warn_unless_port_allowed(allowed_hosts: &[String], port: u16) {
 }
 
 /// Raises the open-file limit and derives the unauthenticated connections'
-/// share from it; says so when that share is smaller than usual.
+/// share from it (a flood must meet that bound before the kernel's EMFILE,
+/// which would stop every accept); says so when the share is smaller than
+/// usual.
 fn connection_limits() -> Bounds {
-    let fd_limit = descriptors::raise_to_hard_limit();
+    let fd_limit = rlimit::increase_nofile_limit(WANTED_FDS).unwrap_or(USUAL_FDS);
     let limits = Bounds::for_descriptors(fd_limit);
     if limits.hard < UNPROVEN_HARD_LIMIT {
         tracing::info!(
@@ -101,9 +104,9 @@ async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<In
 /// arrives until it is answered (the gate clears it at once on a refusal).
 /// A refused connection that `slot` parks stays open, idle, after its
 /// answer, until pushed out or [`HEADER_READ_TIMEOUT`] passes; the slot's
-/// duplicate of the socket keeps it open once hyper is done with it.
+/// handle on the socket keeps it open once hyper is done with it.
 fn spawn_connection(
-    stream: TcpStream,
+    stream: Arc<TcpStream>,
     slot: Arc<Slot>,
     router: axum::Router,
     graceful: &GracefulShutdown,
@@ -125,7 +128,7 @@ fn spawn_connection(
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_header_size(MAX_HEADER_BYTES)
         .serve_connection(
-            TokioIo::new(ClosedOnDrop(stream)),
+            TokioIo::new(Shared(stream)),
             TowerToHyperService::new(service),
         );
     let connection = graceful.watch(connection);
@@ -138,51 +141,6 @@ fn spawn_connection(
             let _ = tokio::time::timeout(HEADER_READ_TIMEOUT, slot.evicted()).await;
         }
     });
-}
-
-/// A connection's socket whose write side hyper does not shut down: it
-/// closes when the last descriptor for it does (the stream's and the
-/// slot's), so a parked socket sends nothing, not even a FIN, until then.
-struct ClosedOnDrop(TcpStream);
-
-impl AsyncRead for ClosedOnDrop {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for ClosedOnDrop {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
 }
 
 /// Serves on the endpoint's bound listener until `shutdown`.
@@ -210,7 +168,8 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
             },
             () = &mut shutdown => break,
         };
-        let Some(slot) = slots.admit(stream.as_fd()) else {
+        let stream = Arc::new(stream);
+        let Some(slot) = slots.admit(&stream) else {
             continue;
         };
         spawn_connection(stream, slot, router.clone(), &graceful);

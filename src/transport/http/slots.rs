@@ -23,7 +23,7 @@
 //! A refused connection is idle from the moment it is refused, whatever
 //! its socket holds (its body is never read), so it is first in line too.
 //! While unproven connections fill their share, its socket is also *parked*
-//! after the refusal rather than closed ([`Slot::parks`]): a crowd that is
+//! after the answer rather than closed ([`Slot::park`]): a crowd that is
 //! refused and replaced as it closes would otherwise reconnect as fast as it
 //! is answered and keep the kernel's accept queue full, and an authorised
 //! client's connection would wait a second for its dropped SYN to be sent
@@ -33,14 +33,16 @@
 //! before any connection still owed an answer).
 
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use super::socket::{bytes_waiting, reset_on_close};
 
 /// Unproven connections kept while an idle one can be pushed out, when
 /// descriptors allow.
@@ -71,10 +73,10 @@ pub struct Bounds {
 
 impl Bounds {
     /// The bounds for a process that may open `fd_limit` descriptors: each
-    /// connection holds two, and some are kept for everything else.
+    /// connection holds one, and some are kept for everything else.
     pub fn for_descriptors(fd_limit: u64) -> Bounds {
         let reserved = RESERVED_FDS.min(fd_limit / 2);
-        let capacity = usize::try_from((fd_limit - reserved) / 2).unwrap_or(usize::MAX);
+        let capacity = usize::try_from(fd_limit - reserved).unwrap_or(usize::MAX);
         let hard = capacity.clamp(4, UNPROVEN_HARD_LIMIT);
         Bounds {
             share: (hard / 4).max(1),
@@ -116,9 +118,9 @@ struct Inner {
 struct State {
     id: u64,
     accepted: Instant,
-    /// A duplicate of the connection's socket, to see whether bytes wait
-    /// on it; closed with the slot, after the connection.
-    socket: OwnedFd,
+    /// The connection's socket (the same descriptor hyper serves), to see
+    /// whether bytes wait on it; a parked one stays open through it.
+    socket: Arc<TcpStream>,
     /// A request of this connection is being served.
     busy: AtomicBool,
     /// A request of this connection was refused: it is read no further.
@@ -138,18 +140,19 @@ impl Inner {
             .unproven
             .remove(at)
             .expect("a connection at that place");
-        reset_on_close(idle.socket.as_fd());
+        reset_on_close(&idle.socket);
         idle.evicted.cancel();
         self.leaving += 1;
     }
 }
 
 impl State {
-    /// Refused, or no request in service and nothing unread in the socket
-    /// (or the peer has gone).
+    /// Refused (its answer is on its way, and its body is never read), or
+    /// no request in service and nothing unread in the socket (or the peer
+    /// has gone).
     fn is_idle(&self) -> bool {
         self.refused.load(Ordering::SeqCst)
-            || (!self.busy.load(Ordering::SeqCst) && !bytes_waiting(self.socket.as_fd()))
+            || (!self.busy.load(Ordering::SeqCst) && !bytes_waiting(&self.socket))
     }
 
     fn is_parked(&self) -> bool {
@@ -195,23 +198,27 @@ impl Slots {
         }
     }
 
-    /// A slot for a newly accepted connection on `socket` (duplicated, the
-    /// caller keeps its own), making room first; `None` when the
-    /// connection must be closed at once.
-    pub fn admit(self: &Arc<Self>, socket: BorrowedFd<'_>) -> Option<Arc<Slot>> {
-        let socket = socket.try_clone_to_owned().ok()?;
+    /// A slot for a newly accepted connection on `socket`, making room
+    /// first; `None` when the connection must be closed at once.
+    pub fn admit(self: &Arc<Self>, socket: &Arc<TcpStream>) -> Option<Arc<Slot>> {
+        let socket = Arc::clone(socket);
         let now = Instant::now();
         let mut inner = self.inner.lock().expect("slots lock");
         let open = inner.unproven.len();
         if open >= self.limits.share {
+            // A parked socket (answered already) goes first, then the
+            // oldest idle one past its grace; at the bound, any idle one;
+            // if every unproven connection is busy, the newcomer is closed.
             let idle_past_grace = |s: &Arc<State>| now - s.accepted >= GRACE && s.is_idle();
-            let victim = match inner.unproven.iter().position(idle_past_grace) {
+            let victim = inner
+                .unproven
+                .iter()
+                .position(|s| s.is_parked())
+                .or_else(|| inner.unproven.iter().position(idle_past_grace));
+            let victim = match victim {
                 Some(at) => Some(at),
-                // At the bound, one answered already goes first; if every
-                // unproven connection is busy, this one is closed.
                 None if open >= self.limits.hard => {
-                    let parked = inner.unproven.iter().position(|s| s.is_parked());
-                    Some(parked.or_else(|| inner.unproven.iter().position(|s| s.is_idle()))?)
+                    Some(inner.unproven.iter().position(|s| s.is_idle())?)
                 }
                 None => None,
             };
@@ -321,43 +328,6 @@ impl Drop for Slot {
         drop(inner);
         self.slots.released.notify_waiters();
     }
-}
-
-/// Makes closing `socket` send a reset instead of a FIN (SO_LINGER 0).
-fn reset_on_close(socket: BorrowedFd<'_>) {
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: `socket` is open for the whole call; the option value is a
-    // valid `linger` of the length given. A failure leaves an orderly close.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&raw const linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
-}
-
-/// Whether unread bytes wait on `socket`, asked of the kernel without
-/// consuming them.
-fn bytes_waiting(socket: BorrowedFd<'_>) -> bool {
-    let mut probe = [0u8; 1];
-    // SAFETY: `socket` is an open descriptor for the whole call; `probe` is
-    // a valid 1-byte buffer; MSG_PEEK consumes nothing and MSG_DONTWAIT
-    // never blocks.
-    let peeked = unsafe {
-        libc::recv(
-            socket.as_raw_fd(),
-            probe.as_mut_ptr().cast(),
-            probe.len(),
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    peeked > 0
 }
 
 #[cfg(test)]

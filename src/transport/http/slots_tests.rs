@@ -1,7 +1,8 @@
-//! Tests of the connection slots, on real loopback sockets.
+//! Tests of the connection slots, on real loopback sockets; grace periods
+//! run on tokio's paused clock.
 
 use std::io::Write;
-use std::net::{TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream as StdStream};
 
 use super::*;
 
@@ -10,7 +11,7 @@ struct Bench {
     listener: TcpListener,
     slots: Arc<Slots>,
     /// (the server's end, the client's end) of each connection.
-    sockets: Vec<(TcpStream, TcpStream)>,
+    sockets: Vec<(Arc<TcpStream>, StdStream)>,
 }
 
 impl Bench {
@@ -24,9 +25,11 @@ impl Bench {
 
     /// Connects and admits one more connection.
     fn admit(&mut self) -> Arc<Slot> {
-        let client = TcpStream::connect(self.listener.local_addr().unwrap()).unwrap();
+        let client = StdStream::connect(self.listener.local_addr().unwrap()).unwrap();
         let server = self.listener.accept().unwrap().0;
-        let slot = self.slots.admit(server.as_fd()).unwrap();
+        server.set_nonblocking(true).unwrap();
+        let server = Arc::new(TcpStream::from_std(server).unwrap());
+        let slot = self.slots.admit(&server).unwrap();
         self.sockets.push((server, client));
         slot
     }
@@ -43,8 +46,8 @@ fn pushed_out(admitted: &[Arc<Slot>]) -> Vec<usize> {
         .collect()
 }
 
-#[test]
-fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
+#[tokio::test(start_paused = true)]
+async fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
     let mut bench = Bench::new(Bounds::default());
     let admitted = bench.admit_many(UNPROVEN_SLOTS);
     // Slot 0 is proven, slot 1 is serving a request, slot 2 has sent
@@ -52,7 +55,7 @@ fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
     admitted[0].prove();
     admitted[1].set_busy(true);
     bench.sockets[2].1.write_all(b"POST /mcp").unwrap();
-    std::thread::sleep(GRACE);
+    tokio::time::advance(GRACE).await;
     let newest = bench.admit();
     // The share had room for the newcomer once slot 0 was proven.
     assert_eq!(pushed_out(&admitted), [] as [usize; 0]);
@@ -70,25 +73,25 @@ fn few_descriptors_mean_fewer_unproven_slots() {
     // Plenty: the full bounds.
     let plenty = Bounds::for_descriptors(1 << 20);
     assert_eq!((plenty.share, plenty.hard), (256, 1024));
-    assert_eq!(plenty.capacity, ((1 << 20) - 64) / 2);
+    assert_eq!(plenty.capacity, (1 << 20) - 64);
     let unlimited = Bounds::for_descriptors(u64::MAX);
     assert_eq!((unlimited.share, unlimited.hard), (256, 1024));
-    // A common default soft limit: (1024 - 64) / 2.
+    // A common default soft limit: one descriptor per connection, 64 kept.
     assert_eq!(
         Bounds::for_descriptors(1024),
         Bounds {
-            share: 120,
-            hard: 480,
-            capacity: 480
+            share: 240,
+            hard: 960,
+            capacity: 960
         }
     );
     // Very few: half kept for the rest.
     assert_eq!(
         Bounds::for_descriptors(64),
         Bounds {
-            share: 4,
-            hard: 16,
-            capacity: 16
+            share: 8,
+            hard: 32,
+            capacity: 32
         }
     );
     assert_eq!(
@@ -125,8 +128,8 @@ async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close(
     assert!(tokio::time::timeout(early, slots.room()).await.is_ok());
 }
 
-#[test]
-fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
+#[tokio::test]
+async fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
     let mut bench = Bench::new(Bounds::default());
     let mut admitted = bench.admit_many(3);
     let slots = Arc::clone(&bench.slots);

@@ -1,0 +1,98 @@
+//! One accepted connection's socket, shared without a second descriptor:
+//! hyper reads and writes it through [`Shared`], and its slot keeps a
+//! handle to ask the kernel whether bytes wait unread and to make its close
+//! a reset. Socket options go through `socket2::SockRef`, so nothing here is
+//! `unsafe`.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use socket2::SockRef;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// The connection's stream as hyper uses it. It never shuts the socket
+/// down itself: the socket closes when its last handle goes (hyper's and
+/// the slot's), so a parked socket sends nothing, not even a FIN, until
+/// then.
+pub struct Shared(pub Arc<TcpStream>);
+
+impl AsyncRead for Shared {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            ready!(self.0.poll_read_ready(cx))?;
+            match self.0.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Shared {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.0.poll_write_ready(cx))?;
+            match self.0.try_write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                written => return Poll::Ready(written),
+            }
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.0.poll_write_ready(cx))?;
+            match self.0.try_write_vectored(bufs) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                written => return Poll::Ready(written),
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Whether unread bytes wait on `socket`, asked of the kernel without
+/// consuming them (the socket is non-blocking: nothing to read is
+/// `WouldBlock`; a peer that has gone reads 0).
+pub fn bytes_waiting(socket: &TcpStream) -> bool {
+    let mut probe = [MaybeUninit::uninit(); 1];
+    matches!(SockRef::from(socket).peek(&mut probe), Ok(n) if n > 0)
+}
+
+/// Makes closing `socket` send a reset instead of a FIN (SO_LINGER 0). A
+/// failure leaves an orderly close.
+pub fn reset_on_close(socket: &TcpStream) {
+    let _ = SockRef::from(socket).set_linger(Some(Duration::ZERO));
+}
