@@ -93,6 +93,7 @@ async fn sigterm_and_sigint_stop_both_transports_cleanly() {
     let stderr_log = sim.dir.path().join("http.stderr");
     let config = |port: u16| sim.config(json!({"transport": "http", "http": {"port": port}}));
     let mut adapter = mcp::http(config, &stderr_log).await;
+    adapter.ready().await;
     let started = Instant::now();
     send_signal(adapter.child.id().unwrap(), libc::SIGTERM);
     let status = exit_status(&mut adapter.child).await;

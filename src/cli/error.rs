@@ -39,6 +39,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The socket passed in `LISTEN_FDS` cannot be served on.
+    #[error(transparent)]
+    Inherit(#[from] crate::transport::http::InheritError),
     /// A signal handler could not be installed.
     #[error("cannot install a {name} handler: {source}")]
     Signal {
@@ -67,7 +70,11 @@ impl Error {
         const USAGE: u8 = 2;
         const RUNTIME: u8 = 1;
         match self {
-            Error::Config(_) | Error::Token(_) | Error::Audit(_) | Error::NoDefaultConfig => USAGE,
+            Error::Config(_)
+            | Error::Token(_)
+            | Error::Audit(_)
+            | Error::Inherit(_)
+            | Error::NoDefaultConfig => USAGE,
             Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)
             | Error::Core(_)

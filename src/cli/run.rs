@@ -135,12 +135,19 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
 }
 
 /// The token from the environment (refused when weak) and the loopback
-/// port bound; there is no other address to bind.
+/// port: the socket the parent passed (`LISTEN_FDS`), else bound here;
+/// there is no other address to serve on.
 fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
     let token = BearerToken::from_env()?;
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port()));
-    let listener = crate::transport::http::listen(address)
-        .map_err(|source| Error::Bind { address, source })?;
+    let listener = match crate::transport::http::inherited(address)? {
+        Some(listener) => {
+            tracing::info!(%address, "serving on the socket passed in LISTEN_FDS");
+            listener
+        }
+        None => crate::transport::http::listen(address)
+            .map_err(|source| Error::Bind { address, source })?,
+    };
     Ok(HttpEndpoint {
         listener,
         config: http.clone(),

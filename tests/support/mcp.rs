@@ -84,6 +84,26 @@ impl HttpAdapter {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
 
+    /// Waits until the adapter logs that it serves (its signal handlers are
+    /// installed by then), or fails if it exits first.
+    pub async fn ready(&mut self) {
+        let log = self.stderr_log.clone();
+        let child = &mut self.child;
+        let served = super::eventually("the HTTP adapter to serve or exit", || {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Some(false);
+            }
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            text.contains("serving MCP over HTTP").then_some(true)
+        })
+        .await;
+        assert!(
+            served,
+            "the adapter exited: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
     /// An rmcp streamable-HTTP client session with the token.
     pub async fn client(&self) -> Client {
         http_client(&self.url()).await
@@ -99,11 +119,11 @@ pub async fn http_client(url: &str) -> Client {
         .expect("MCP initialize over HTTP")
 }
 
-/// Spawns `serve` over HTTP on a port the kernel just handed out, with the
-/// config `write_config` writes for that port, and waits until the adapter
-/// logs that it listens. The port is free when picked but not reserved, so
-/// a start that loses it to another process (the adapter exits saying it
-/// cannot listen) is tried again on another port, a few times at most.
+/// Spawns `serve` over HTTP on a loopback port bound here and handed to it
+/// as systemd would (descriptor 3, `LISTEN_FDS=1`, `LISTEN_PID` its own
+/// pid), with the config `write_config` writes for that port. Nothing is
+/// guessed: the port is bound before the adapter starts, and connections
+/// wait in its queue until the adapter accepts them.
 pub async fn http(write_config: impl Fn(u16) -> PathBuf, stderr_log: &Path) -> HttpAdapter {
     http_logging(write_config, stderr_log, "info").await
 }
@@ -127,71 +147,66 @@ pub async fn http_fd_limited(
     http_spawn(write_config, stderr_log, "info", Some(fd_limit)).await
 }
 
+/// The descriptor systemd passes the first socket in.
+const LISTEN_FD: i32 = 3;
+
 async fn http_spawn(
     write_config: impl Fn(u16) -> PathBuf,
     stderr_log: &Path,
     rust_log: &str,
     fd_limit: Option<u64>,
 ) -> HttpAdapter {
-    const TRIES: usize = 5;
-    for _ in 0..TRIES {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("bind port 0")
-            .port();
-        let config = write_config(port);
-        let stderr = std::fs::File::create(stderr_log).expect("stderr log");
-        let mut command = tokio::process::Command::new(adapter_bin());
-        command
-            .arg("serve")
-            .arg("--config")
-            .arg(&config)
-            .env("HERDR_MCP_TOKEN", TEST_TOKEN)
-            .env("RUST_LOG", rust_log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(stderr))
-            .kill_on_drop(true);
-        if let Some(limit) = fd_limit {
-            let limit = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            // SAFETY: setrlimit is async-signal-safe and touches only the
-            // child between fork and exec.
-            unsafe {
-                command.pre_exec(move || {
-                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                });
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    let config = write_config(port);
+    let stderr = std::fs::File::create(stderr_log).expect("stderr log");
+    // The shell names its own pid, then becomes the adapter (same pid).
+    let mut command = tokio::process::Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
+        .arg(adapter_bin())
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .env("HERDR_MCP_TOKEN", TEST_TOKEN)
+        .env("RUST_LOG", rust_log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(stderr))
+        .kill_on_drop(true);
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
+    // SAFETY: between fork and exec only async-signal-safe calls (dup2,
+    // fcntl, setrlimit) on descriptors this process owns.
+    unsafe {
+        command.pre_exec(move || {
+            if fd == LISTEN_FD {
+                // dup2 onto itself would keep close-on-exec.
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+            } else if libc::dup2(fd, LISTEN_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
             }
-        }
-        let mut child = command.spawn().expect("spawn the adapter");
-        let listening = format!("address=127.0.0.1:{port}");
-        let started = super::eventually("the HTTP adapter to listen or exit", || {
-            if let Ok(Some(_)) = child.try_wait() {
-                return Some(false);
+            if let Some(limit) = fd_limit {
+                let limit = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
-            let log = std::fs::read_to_string(stderr_log).unwrap_or_default();
-            log.lines()
-                .any(|l| l.contains("serving MCP over HTTP") && l.contains(&listening))
-                .then_some(true)
-        })
-        .await;
-        if started {
-            return HttpAdapter {
-                child,
-                port,
-                stderr_log: stderr_log.to_owned(),
-            };
-        }
-        let log = std::fs::read_to_string(stderr_log).unwrap_or_default();
-        assert!(log.contains("cannot listen"), "the adapter exited: {log}");
+            Ok(())
+        });
     }
-    panic!("no free port after {TRIES} tries")
+    let child = command.spawn().expect("spawn the adapter");
+    // The child holds its own copy now.
+    drop(listener);
+    HttpAdapter {
+        child,
+        port,
+        stderr_log: stderr_log.to_owned(),
+    }
 }
 
 /// Calls a tool and returns its result (tool-level errors included).

@@ -42,13 +42,20 @@ impl std::ops::Deref for Sim {
 }
 
 impl Sim {
+    /// A simulator for one test, inside this test process (see
+    /// [`Sim::in_process`]).
     pub fn start(options: SimOptions) -> Sim {
-        Sim(hc_sim::testing::Simulator::start(options).expect("start hc-sim"))
+        Sim::in_process(options)
     }
 
-    /// Starts a simulator in `dir` (reusing its socket path if restarted).
+    /// [`Sim::start`] in `dir` (reusing its socket path if restarted).
     pub fn start_in(dir: WorkDir, options: SimOptions) -> Sim {
-        Sim(hc_sim::testing::Simulator::start_in(dir, options).expect("start hc-sim"))
+        Sim::in_process_in(dir, options)
+    }
+
+    /// The simulator as its own process (what the bench and the demo run).
+    pub fn process(options: SimOptions) -> Sim {
+        Sim(hc_sim::testing::Simulator::start(options).expect("start hc-sim"))
     }
 
     /// Runs the simulator inside this test process instead (a thread with

@@ -46,6 +46,50 @@ use crate::tools::{HerdrServer, Tools};
 /// much larger (measured: VALIDATION.md, "Starvation").
 const LISTEN_BACKLOG: u32 = 1024;
 
+/// The listening socket `serve` was handed by its parent (the systemd
+/// convention: `LISTEN_PID` names this process, `LISTEN_FDS` counts the
+/// sockets from descriptor 3), when there is one: socket activation, and
+/// how tests hand over a bound port. It must listen on `address` (loopback
+/// and `http.port`: there is no other address to serve on).
+pub fn inherited(
+    address: std::net::SocketAddr,
+) -> Result<Option<tokio::net::TcpListener>, InheritError> {
+    let mut passed = listenfd::ListenFd::from_env();
+    if passed.len() == 0 {
+        return Ok(None);
+    }
+    let Some(listener) = passed.take_tcp_listener(0).map_err(InheritError::NotTcp)? else {
+        return Ok(None);
+    };
+    let bound = listener.local_addr().map_err(InheritError::NotTcp)?;
+    if bound != address {
+        return Err(InheritError::Elsewhere { bound, address });
+    }
+    listener
+        .set_nonblocking(true)
+        .map_err(InheritError::NotTcp)?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(InheritError::NotTcp)?;
+    Ok(Some(listener))
+}
+
+/// Why an inherited socket cannot be served on.
+#[derive(Debug, thiserror::Error)]
+pub enum InheritError {
+    /// Descriptor 3 is not a listening TCP socket.
+    #[error(
+        "the socket passed in LISTEN_FDS is not a listening TCP socket: {0}; pass a stream socket (ListenStream=) or none"
+    )]
+    NotTcp(#[source] std::io::Error),
+    /// It listens on another address than `127.0.0.1:<http.port>`.
+    #[error(
+        "the socket passed in LISTEN_FDS listens on {bound}, but serve listens only on {address} (loopback and http.port): set ListenStream={address} in the .socket unit"
+    )]
+    Elsewhere {
+        bound: std::net::SocketAddr,
+        address: std::net::SocketAddr,
+    },
+}
+
 /// Listens on `address` (the loopback port `serve` binds).
 pub fn listen(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = tokio::net::TcpSocket::new_v4()?;
