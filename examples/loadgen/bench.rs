@@ -83,7 +83,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         },
     ];
     let token = world::random_token()?;
-    let port = world::free_port()?;
+    let (listener, port) = world::bind_port()?;
     let stdio_config =
         world::write_config(dir, "stdio.json", &world::stdio_config(&sim, json!({})))?;
     let http_config =
@@ -92,7 +92,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     progress("starting the adapter over stdio and over HTTP");
     let mut stdio = StdioAdapter::spawn(bins, &stdio_config, &dir.join("stdio.err"))?;
     stdio.initialize().await?;
-    let http = HttpAdapter::start(bins, &http_config, port, &token, &dir.join("http.err"))?;
+    let http = HttpAdapter::start(bins, &http_config, listener, &token, &dir.join("http.err"))?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut mem = vec![
         MemRow::new(
@@ -197,7 +197,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         "waits",
         &["--agents", &WAIT_TERMINALS.to_string()],
     )?;
-    let waits_port = world::free_port()?;
+    let (waits_listener, waits_port) = world::bind_port()?;
     let waits_config = world::write_config(
         dir,
         "waits.json",
@@ -206,7 +206,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     let waits_http = HttpAdapter::start(
         bins,
         &waits_config,
-        waits_port,
+        waits_listener,
         &token,
         &dir.join("waits.err"),
     )?;

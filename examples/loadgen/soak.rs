@@ -91,7 +91,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<(String, bool)> {
             .collect(),
         all: records.iter().map(address).collect(),
     });
-    let port = world::free_port()?;
+    let (listener, port) = world::bind_port()?;
     let token = world::random_token()?;
     // `normal` mode: the agents sit in `done` between prompts, so idle-only
     // would refuse every prompt after the first.
@@ -102,7 +102,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<(String, bool)> {
     );
     let config = world::write_config(dir, "soak.json", &config)?;
     let log = dir.join("adapter.err");
-    let mut adapter = HttpAdapter::start(bins, &config, port, &token, &log)?;
+    let mut adapter = HttpAdapter::start(bins, &config, listener, &token, &log)?;
     let pid = adapter.pid();
     progress(&format!(
         "soak: {} clients for {} s against pid {pid}",

@@ -189,13 +189,18 @@ pub fn random_token() -> Res<String> {
     }
 }
 
-/// A port nobody listens on right now.
-pub fn free_port() -> Res<u16> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("cannot find a free port: {e}"))
+/// A loopback port bound and listening as `serve` binds it (accept queue
+/// included), to hand to the adapter.
+pub fn bind_port() -> Res<(std::net::TcpListener, u16)> {
+    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+        .and_then(|l| l.into_std())
+        .map_err(|e| format!("cannot bind a loopback port: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    Ok((listener, port))
 }
+
+/// The descriptor systemd passes the first socket in.
+const LISTEN_FD: i32 = 3;
 
 /// The adapter serving HTTP; SIGTERMed on drop.
 pub struct HttpAdapter {
@@ -203,10 +208,25 @@ pub struct HttpAdapter {
 }
 
 impl HttpAdapter {
-    /// Starts `serve` on an http config and waits until it accepts connections.
-    pub fn start(bins: &Bins, config: &Path, port: u16, token: &str, log: &Path) -> Res<Self> {
+    /// Starts `serve` on an http config with `listener` passed as systemd
+    /// would (descriptor 3, `LISTEN_FDS`, `LISTEN_PID`): connections queue
+    /// on it from the start, so there is nothing to wait for.
+    pub fn start(
+        bins: &Bins,
+        config: &Path,
+        listener: std::net::TcpListener,
+        token: &str,
+        log: &Path,
+    ) -> Res<Self> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
         let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
-        let child = Command::new(&bins.adapter)
+        let fd = listener.as_raw_fd();
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
+            .arg(&bins.adapter)
             .arg("serve")
             .arg("--config")
             .arg(config)
@@ -214,24 +234,24 @@ impl HttpAdapter {
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(stderr)
+            .stderr(stderr);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if fd == LISTEN_FD {
+                    let flags = libc::fcntl(fd, libc::F_GETFD);
+                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                } else if libc::dup2(fd, LISTEN_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bins.adapter.display()))?;
-        let mut adapter = HttpAdapter { child };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = adapter.child.try_wait() {
-                return Err(format!(
-                    "the HTTP adapter exited ({status}): {}",
-                    std::fs::read_to_string(log).unwrap_or_default().trim()
-                ));
-            }
-            if Instant::now() > deadline {
-                return Err("the HTTP adapter did not listen within 10 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Ok(adapter)
+        drop(listener);
+        Ok(HttpAdapter { child })
     }
 
     pub fn pid(&self) -> u32 {

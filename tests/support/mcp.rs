@@ -156,7 +156,10 @@ async fn http_spawn(
     rust_log: &str,
     fd_limit: Option<u64>,
 ) -> HttpAdapter {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    // Bound as serve itself binds (its accept queue included).
+    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+        .and_then(|l| l.into_std())
+        .expect("bind a loopback port");
     let port = listener.local_addr().expect("its address").port();
     let config = write_config(port);
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
