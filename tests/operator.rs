@@ -224,8 +224,14 @@ async fn no_log_level_switches_off_the_audit_line() {
         let log = sim.dir.path().join(format!("audit-{n}.stderr"));
         let client = mcp::stdio_logging(&config, &log, rust_log).await;
         mcp::send_prompt(&client, "t2", "hello").await;
+        // The line reaches stderr through the log queue, a moment after the
+        // answer.
+        let lines = eventually("the audit line on stderr", || {
+            let lines = audit_lines(&std::fs::read_to_string(&log).unwrap_or_default());
+            (!lines.is_empty()).then_some(lines)
+        })
+        .await;
         client.cancel().await.unwrap();
-        let lines = audit_lines(&std::fs::read_to_string(&log).unwrap());
         assert_eq!(lines.len(), 1, "RUST_LOG={rust_log}: {lines:?}");
     }
 }

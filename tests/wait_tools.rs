@@ -34,12 +34,15 @@ pub fn agents(n: usize, delay_ms: u64) -> SimOptions {
     }
 }
 
-/// After a wait was cancelled: the simulator sees no more `method` calls
-/// (one already in flight may land within the first 600 ms).
+/// After a wait was cancelled: the simulator sees no more `method` calls.
+/// These sleeps are the behaviour under test (an absence of calls can only
+/// be watched for): a round already in flight lands within the first
+/// 200 ms, and then no call may come for 1.1 s, more than two of the
+/// longest poll intervals (500 ms).
 pub async fn assert_polling_stopped(sim: &Sim, method: &str) {
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let after_cancel = sim.calls(method);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(
         sim.calls(method),
         after_cancel,

@@ -3,6 +3,7 @@
 //! descriptor limit) cannot starve an authorised client.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -106,16 +107,24 @@ async fn a_thousand_concurrent_unauthenticated_posts_all_get_401() {
 
 /// Idle sockets that never send a byte, held open (and opened again when
 /// the server closes them) until the returned guard is dropped.
-fn hold_idle_sockets(port: u16, count: usize) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+fn hold_idle_sockets(port: u16, count: usize) -> IdleSockets {
+    let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&connected);
+    let task = tokio::spawn(async move {
         let mut held = tokio::task::JoinSet::new();
         for _ in 0..count {
+            let counter = Arc::clone(&counter);
             held.spawn(async move {
+                let mut first = true;
                 loop {
                     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
+                        // Backlog full: back off, not spin.
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         continue;
                     };
+                    if std::mem::take(&mut first) {
+                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                     let mut buf = [0u8; 64];
                     // Returns when the server closes it; then connect again.
                     while matches!(stream.read(&mut buf).await, Ok(1..)) {}
@@ -123,7 +132,29 @@ fn hold_idle_sockets(port: u16, count: usize) -> tokio::task::JoinHandle<()> {
             });
         }
         while held.join_next().await.is_some() {}
-    })
+    });
+    IdleSockets { task, connected }
+}
+
+/// The idle-socket crowd: its task, and how many of its sockets have
+/// connected at least once.
+struct IdleSockets {
+    task: tokio::task::JoinHandle<()>,
+    connected: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl IdleSockets {
+    /// Waits until every socket of the crowd has connected once.
+    async fn all_connected(&self, count: usize) {
+        crate::support::eventually("every idle socket connected once", || {
+            (self.connected.load(std::sync::atomic::Ordering::SeqCst) >= count).then_some(())
+        })
+        .await;
+    }
+
+    fn abort(&self) {
+        self.task.abort();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,8 +165,7 @@ async fn idle_unauthenticated_sockets_cannot_starve_an_authorised_client() {
     let adapter = serve_http(&sim, json!({})).await;
     let port = adapter.port;
     let holder = hold_idle_sockets(port, IDLE);
-    // Let the idle sockets take every slot they can.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    holder.all_connected(IDLE).await;
     let mut worst = Duration::ZERO;
     for _ in 0..10 {
         let started = Instant::now();

@@ -79,7 +79,11 @@ async fn send_mode_by_preflight_status_table() {
                 assert!(out["core_status_seq"].as_u64().is_some(), "{case}");
             }
         }
-        assert_eq!(world.audit_lines().len(), 6, "one audit line per attempt");
+        assert_eq!(
+            world.wait_audit_lines(6).await.len(),
+            6,
+            "one audit line per attempt"
+        );
     }
 }
 
@@ -156,7 +160,7 @@ async fn every_refusal_reason_is_not_sent_with_zero_writes() {
     let out = send_prompt(&world.client, "t1", &"y".repeat(16_000)).await;
     assert_eq!(out["outcome"], "sent", "{out}");
     assert_eq!(out["chars"], 16_000);
-    let audit = world.audit_lines();
+    let audit = world.wait_audit_lines(cases.len() + 1).await;
     assert_eq!(audit.len(), cases.len() + 1);
     let log = std::fs::read_to_string(world.stderr_log.as_ref().unwrap()).unwrap();
     assert!(!log.contains(secret), "prompt text reached the log");

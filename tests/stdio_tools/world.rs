@@ -72,6 +72,17 @@ impl World {
         self.hc.send(request, &core).await.expect("arranging send");
     }
 
+    /// Waits until the adapter has written `count` audit lines (a spawned
+    /// adapter's reach its log through a queue, a moment after the answer)
+    /// and returns them.
+    pub async fn wait_audit_lines(&self, count: usize) -> Vec<String> {
+        crate::support::eventually(&format!("{count} audit lines"), || {
+            let lines = self.audit_lines();
+            (lines.len() >= count).then_some(lines)
+        })
+        .await
+    }
+
     /// The audit lines the adapter wrote (its captured stream, or its log).
     pub fn audit_lines(&self) -> Vec<String> {
         if let Some(audit) = &self.audit {
