@@ -1,0 +1,187 @@
+//! One send attempt's record and the line it becomes: a SHA-256 of the
+//! prompt instead of the prompt, every hazardous character escaped. The
+//! record's vocabulary ([`Outcome`], [`ReasonCode`]) lives here, below the
+//! tool that fills it.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::now_ms;
+use crate::config::SendMode;
+use crate::escape;
+use crate::hc::wire::TerminalStatus;
+
+/// What is recorded of one send attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct SendRecord<'a> {
+    /// The core that answered the preflight, when one did.
+    pub core_id: Option<&'a str>,
+    pub address: &'a str,
+    /// The lifetime approved at preflight (or the one the caller named).
+    pub created_ms: Option<i64>,
+    /// The lifetime hc says the input reached, when it is another one.
+    pub landed_created_ms: Option<i64>,
+    pub send_mode: SendMode,
+    pub preflight_status: Option<TerminalStatus>,
+    pub outcome: Outcome,
+    pub reason: ReasonCode,
+    /// The prompt: only its length and digest are recorded.
+    pub text: &'a str,
+}
+
+/// One audit line as written.
+#[derive(Serialize)]
+struct Line<'a> {
+    audit: &'static str,
+    at_ms: u128,
+    core_id: Option<&'a str>,
+    address: &'a str,
+    created_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    landed_created_ms: Option<i64>,
+    send_mode: SendMode,
+    preflight_status: Option<TerminalStatus>,
+    outcome: Outcome,
+    reason: ReasonCode,
+    chars: usize,
+    sha256: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// hc accepted the input (the task is not necessarily done).
+    Sent,
+    /// Nothing was written.
+    NotSent,
+    /// The input may or may not have landed: read the screen before deciding.
+    Unknown,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Sent => "sent",
+            Outcome::NotSent => "not_sent",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// The stable, machine-readable reason of every outcome: `accepted` and
+/// `accepted_other_lifetime` (the input landed in another lifetime at the
+/// same address: isError) are sent; `post_dispatch_failure` and
+/// `internal_error` are unknown; every other one is not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    // sent: hc accepted the input into the approved lifetime.
+    Accepted,
+    // sent, and isError: hc accepted the input into ANOTHER lifetime at
+    // the same address (the approved one ended just before).
+    AcceptedOtherLifetime,
+    // not_sent: the audit log cannot be written.
+    AuditUnavailable,
+    TextEmpty,
+    TextTooLong,
+    ControlCharacter,
+    ConfigInvalid,
+    NoCoreId,
+    Cancelled,
+    NotFound,
+    PreflightFailed,
+    CoreIdMismatch,
+    LifetimeMismatch,
+    Finished,
+    NotApproved,
+    StatusNotAllowed,
+    DispatchFailed,
+    StatusMismatch,
+    // unknown: the request reached hc and no valid answer came back.
+    PostDispatchFailure,
+    // unknown: the adapter failed inside the attempt.
+    InternalError,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::Accepted => "accepted",
+            ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
+            ReasonCode::AuditUnavailable => "audit_unavailable",
+            ReasonCode::TextEmpty => "text_empty",
+            ReasonCode::TextTooLong => "text_too_long",
+            ReasonCode::ControlCharacter => "control_character",
+            ReasonCode::ConfigInvalid => "config_invalid",
+            ReasonCode::NoCoreId => "no_core_id",
+            ReasonCode::Cancelled => "cancelled",
+            ReasonCode::NotFound => "not_found",
+            ReasonCode::PreflightFailed => "preflight_failed",
+            ReasonCode::CoreIdMismatch => "core_id_mismatch",
+            ReasonCode::LifetimeMismatch => "lifetime_mismatch",
+            ReasonCode::Finished => "finished",
+            ReasonCode::NotApproved => "not_approved",
+            ReasonCode::StatusNotAllowed => "status_not_allowed",
+            ReasonCode::DispatchFailed => "dispatch_failed",
+            ReasonCode::StatusMismatch => "status_mismatch",
+            ReasonCode::PostDispatchFailure => "post_dispatch_failure",
+            ReasonCode::InternalError => "internal_error",
+        }
+    }
+}
+
+/// The JSON of one record, with every hazardous character escaped.
+pub(super) fn line(record: &SendRecord<'_>) -> String {
+    let line = Line {
+        audit: "send_prompt",
+        at_ms: now_ms(),
+        core_id: record.core_id,
+        address: record.address,
+        created_ms: record.created_ms,
+        landed_created_ms: record.landed_created_ms,
+        send_mode: record.send_mode,
+        preflight_status: record.preflight_status,
+        outcome: record.outcome,
+        reason: record.reason,
+        chars: record.text.chars().count(),
+        sha256: sha256_hex(record.text),
+    };
+    let json = serde_json::to_string(&line).expect("an audit line always encodes");
+    escape::json(&json).into_owned()
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_has_the_digest_never_the_text_and_no_raw_hazards() {
+        let record = SendRecord {
+            core_id: Some("c1"),
+            address: "t\u{202e}1",
+            created_ms: Some(5),
+            landed_created_ms: None,
+            send_mode: SendMode::IdleOnly,
+            preflight_status: Some(TerminalStatus::Idle),
+            outcome: Outcome::Sent,
+            reason: ReasonCode::Accepted,
+            text: "secret prompt",
+        };
+        let line = line(&record);
+        assert!(!line.contains("secret"), "{line}");
+        assert!(line.contains(&sha256_hex("secret prompt")));
+        assert!(line.contains("t\\u202e1"), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed["audit"], "send_prompt");
+        assert_eq!(parsed["chars"], 13);
+        assert_eq!(parsed["preflight_status"], "idle");
+        assert_eq!(parsed["send_mode"], "idle-only");
+    }
+}
