@@ -137,11 +137,6 @@ impl Write for Stderr {
     }
 }
 
-/// Lines dropped so far because stderr was not read.
-pub fn dropped_lines() -> u64 {
-    QUEUE.get().map_or(0, |q| q.dropped.load(Ordering::Relaxed))
-}
-
 /// Waits (at most `timeout`) until the lines queued so far are written:
 /// for the end of the process.
 pub fn flush(timeout: Duration) {

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use hc_sim::testing::{self, Options, Simulator, WorkDir};
@@ -199,9 +199,6 @@ pub fn bind_port() -> Res<(std::net::TcpListener, u16)> {
     Ok((listener, port))
 }
 
-/// The descriptor systemd passes the first socket in.
-const LISTEN_FD: i32 = 3;
-
 /// The adapter serving HTTP; SIGTERMed on drop.
 pub struct HttpAdapter {
     child: Child,
@@ -218,15 +215,9 @@ impl HttpAdapter {
         token: &str,
         log: &Path,
     ) -> Res<Self> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
         let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
-        let fd = listener.as_raw_fd();
-        let mut command = Command::new("/bin/sh");
+        let mut command = testing::command_with_listener(&bins.adapter, &listener);
         command
-            .arg("-c")
-            .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
-            .arg(&bins.adapter)
             .arg("serve")
             .arg("--config")
             .arg(config)
@@ -235,18 +226,6 @@ impl HttpAdapter {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if fd == LISTEN_FD {
-                    let flags = libc::fcntl(fd, libc::F_GETFD);
-                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-                } else if libc::dup2(fd, LISTEN_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bins.adapter.display()))?;

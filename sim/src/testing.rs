@@ -24,6 +24,7 @@
 mod binary;
 mod error;
 mod in_process;
+mod listener;
 mod options;
 mod process;
 mod workdir;
@@ -40,6 +41,7 @@ use serde_json::{Value, json};
 pub use binary::locate_binary;
 pub use error::Error;
 use in_process::InProcess;
+pub use listener::command_with_listener;
 pub use options::Options;
 use process::Process;
 pub use workdir::WorkDir;

@@ -147,9 +147,6 @@ pub async fn http_fd_limited(
     http_spawn(write_config, stderr_log, "info", Some(fd_limit)).await
 }
 
-/// The descriptor systemd passes the first socket in.
-const LISTEN_FD: i32 = 3;
-
 async fn http_spawn(
     write_config: impl Fn(u16) -> PathBuf,
     stderr_log: &Path,
@@ -163,12 +160,11 @@ async fn http_spawn(
     let port = listener.local_addr().expect("its address").port();
     let config = write_config(port);
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
-    // The shell names its own pid, then becomes the adapter (same pid).
-    let mut command = tokio::process::Command::new("/bin/sh");
+    let mut command = tokio::process::Command::from(hc_sim::testing::command_with_listener(
+        &adapter_bin(),
+        &listener,
+    ));
     command
-        .arg("-c")
-        .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
-        .arg(adapter_bin())
         .arg("serve")
         .arg("--config")
         .arg(&config)
@@ -178,29 +174,22 @@ async fn http_spawn(
         .stdout(Stdio::null())
         .stderr(Stdio::from(stderr))
         .kill_on_drop(true);
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
-    // SAFETY: between fork and exec only async-signal-safe calls (dup2,
-    // fcntl, setrlimit) on descriptors this process owns.
-    unsafe {
-        command.pre_exec(move || {
-            if fd == LISTEN_FD {
-                // dup2 onto itself would keep close-on-exec.
-                let flags = libc::fcntl(fd, libc::F_GETFD);
-                libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-            } else if libc::dup2(fd, LISTEN_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(limit) = fd_limit {
-                let limit = libc::rlimit {
-                    rlim_cur: limit,
-                    rlim_max: limit,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
+    if let Some(limit) = fd_limit {
+        let limit = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: limit,
+        };
+        // SAFETY: setrlimit is async-signal-safe and touches only the child
+        // between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
                 }
-            }
-            Ok(())
-        });
+            });
+        }
     }
     let child = command.spawn().expect("spawn the adapter");
     // The child holds its own copy now.
