@@ -5,7 +5,8 @@
 //! - [`hc`]: the core client (wire types, framing, one connection, the
 //!   pool, typed calls); [`config`]: the operator's JSON config, validated
 //!   into a [`config::Config`]; [`escape`]: how untrusted text is printed;
-//!   [`logging`]: stderr logging.
+//!   [`logging`]: stderr logging; [`caller`]: who calls, and whether they
+//!   may send.
 //! - [`app`]: what every call shares below the tools (client, config in
 //!   force); [`audit`]: the content-free send record.
 //! - [`tools`]: the MCP tools and their own state; [`inspect`]: the
@@ -16,6 +17,7 @@
 pub mod app;
 pub mod approve;
 pub mod audit;
+pub mod caller;
 pub mod cli;
 pub mod config;
 pub mod escape;

@@ -18,6 +18,7 @@ mod http_flood;
 mod http_transport;
 mod inspect_core;
 mod lifecycle;
+mod oauth_mode;
 mod operator;
 mod operator_hardening;
 mod output_waits;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::now_ms;
+use crate::caller::{Caller, Who};
 use crate::config::SendMode;
 use crate::escape;
 use crate::hc::wire::TerminalStatus;
@@ -27,6 +28,8 @@ pub struct SendRecord<'a> {
     pub reason: ReasonCode,
     /// The prompt: only its length and digest are recorded.
     pub text: &'a str,
+    /// Who asked for the send (never their token).
+    pub caller: &'a Caller,
 }
 
 /// One audit line as written.
@@ -45,6 +48,7 @@ struct Line<'a> {
     reason: ReasonCode,
     chars: usize,
     sha256: String,
+    caller: &'a Who,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -80,6 +84,8 @@ pub enum ReasonCode {
     // sent, and isError: hc accepted the input into ANOTHER lifetime at
     // the same address (the approved one ended just before).
     AcceptedOtherLifetime,
+    // not_sent: the caller may only read (no send scope).
+    InsufficientScope,
     // not_sent: the audit log cannot be written.
     AuditUnavailable,
     TextEmpty,
@@ -108,6 +114,7 @@ impl ReasonCode {
         match self {
             ReasonCode::Accepted => "accepted",
             ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
+            ReasonCode::InsufficientScope => "insufficient_scope",
             ReasonCode::AuditUnavailable => "audit_unavailable",
             ReasonCode::TextEmpty => "text_empty",
             ReasonCode::TextTooLong => "text_too_long",
@@ -145,6 +152,7 @@ pub(super) fn line(record: &SendRecord<'_>) -> String {
         reason: record.reason,
         chars: record.text.chars().count(),
         sha256: sha256_hex(record.text),
+        caller: record.caller.who(),
     };
     let json = serde_json::to_string(&line).expect("an audit line always encodes");
     escape::json(&json).into_owned()
@@ -173,6 +181,7 @@ mod tests {
             outcome: Outcome::Sent,
             reason: ReasonCode::Accepted,
             text: "secret prompt",
+            caller: &Caller::oauth(Some("user-1"), Some("client-1"), true),
         };
         let line = line(&record);
         assert!(!line.contains("secret"), "{line}");
@@ -183,5 +192,9 @@ mod tests {
         assert_eq!(parsed["chars"], 13);
         assert_eq!(parsed["preflight_status"], "idle");
         assert_eq!(parsed["send_mode"], "idle-only");
+        assert_eq!(
+            parsed["caller"],
+            serde_json::json!({"kind": "oauth", "sub": "user-1", "client_id": "client-1"})
+        );
     }
 }

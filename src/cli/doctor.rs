@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::config::{Config, HttpConfig, Transport};
+use crate::config::{Config, HttpAuth, HttpConfig, OAuthConfig, Transport};
 use crate::escape::printable;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
@@ -60,7 +60,7 @@ pub async fn run(path: &Path) -> Report {
         ),
     );
     if let Transport::Http(http) = config.transport() {
-        check_http(&mut report, http, path);
+        check_http(&mut report, http, path).await;
     }
     let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await;
@@ -101,10 +101,23 @@ pub async fn run(path: &Path) -> Report {
     report
 }
 
-fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
-    match BearerToken::from_env() {
-        Ok(_) => report.ok("token", "HERDR_MCP_TOKEN is set and looks generated"),
-        Err(e) => report.fail("token", e.to_string()),
+async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
+    match http.auth() {
+        HttpAuth::Token => match BearerToken::from_env() {
+            Ok(full) => {
+                report.ok("token", "HERDR_MCP_TOKEN is set and looks generated");
+                match BearerToken::read_from_env(&full) {
+                    Ok(Some(_)) => report.ok(
+                        "read token",
+                        "HERDR_MCP_READ_TOKEN is set, differs, and looks generated",
+                    ),
+                    Ok(None) => {}
+                    Err(e) => report.fail("read token", e.to_string()),
+                }
+            }
+            Err(e) => report.fail("token", e.to_string()),
+        },
+        HttpAuth::OAuth(oauth) => check_oauth(report, http, oauth).await,
     }
     let port = http.port();
     let suffix = format!(":{port}");
@@ -140,6 +153,60 @@ fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
             ),
         ),
     }
+}
+
+/// OAuth mode: the issuer's metadata and keys as `serve` fetches them, the
+/// resource clients are told, and the scopes.
+async fn check_oauth(report: &mut Report, http: &HttpConfig, oauth: &OAuthConfig) {
+    match crate::transport::oauth::probe(oauth).await {
+        Ok(keys) => report.ok(
+            "issuer",
+            format!(
+                "{} publishes its metadata and {keys} signing key(s)",
+                printable(oauth.issuer())
+            ),
+        ),
+        Err(e) => report.fail(
+            "issuer",
+            format!("{e} (serve still starts, and refuses every token until the keys are known)"),
+        ),
+    }
+    let resource = oauth.resource();
+    let authority = match resource.port() {
+        Some(port) => format!("{}:{port}", resource.host_str().unwrap_or("")),
+        None => resource.host_str().unwrap_or("").to_owned(),
+    };
+    let https = resource.scheme() == "https";
+    if !https {
+        report.fail(
+            "resource",
+            format!("{resource} is not https: remote clients refuse it; only a client on this machine can use it"),
+        );
+    } else if http.allowed_hosts().contains(&authority) {
+        report.ok(
+            "resource",
+            format!(
+                "clients connect to {resource}; your proxy forwards it to /mcp and {} to /.well-known/oauth-protected-resource/mcp, with Host {authority}",
+                oauth.metadata_url()
+            ),
+        );
+    } else {
+        report.fail(
+            "resource",
+            format!(
+                "{resource} names host {authority}, which http.allowedHosts does not list: add \"{authority}\" if your proxy forwards that Host (or have it send one that is listed)"
+            ),
+        );
+    }
+    report.ok(
+        "scopes",
+        format!(
+            "{} reads; {} also sends (your IdP must issue both, and let registered clients ask for {} later)",
+            oauth.read_scope(),
+            oauth.send_scope(),
+            oauth.send_scope()
+        ),
+    );
 }
 
 fn check_core(report: &mut Report, config: &Config, live: &str) {

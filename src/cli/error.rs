@@ -9,7 +9,8 @@ use crate::audit::AuditError;
 use crate::config::ConfigError;
 use crate::hc::CoreError;
 use crate::serve::ServeError;
-use crate::transport::auth::TokenError;
+use crate::transport::auth::{ReadTokenError, TokenError};
+use crate::transport::oauth::StartError;
 
 /// Why a command failed, already worded for the operator.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +21,12 @@ pub enum Error {
     /// The HTTP bearer token was refused.
     #[error(transparent)]
     Token(#[from] TokenError),
+    /// The read-only bearer token was refused.
+    #[error(transparent)]
+    ReadToken(#[from] ReadTokenError),
+    /// OAuth mode cannot start (a credential variable is missing).
+    #[error(transparent)]
+    OAuth(#[from] StartError),
     /// The audit file cannot be appended to.
     #[error(transparent)]
     Audit(#[from] AuditError),
@@ -72,6 +79,8 @@ impl Error {
         match self {
             Error::Config(_)
             | Error::Token(_)
+            | Error::ReadToken(_)
+            | Error::OAuth(_)
             | Error::Audit(_)
             | Error::Inherit(_)
             | Error::NoDefaultConfig => USAGE,

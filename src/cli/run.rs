@@ -14,10 +14,11 @@ use super::error::Error;
 use super::{Command, ConfigArg, DEFAULT_CONFIG, doctor, reload};
 use crate::app::App;
 use crate::audit::Audit;
-use crate::config::{Config, HttpConfig, Transport};
+use crate::config::{Config, HttpAuth, HttpConfig, Transport};
 use crate::transport::auth::BearerToken;
+use crate::transport::oauth::ResourceServer;
 use crate::transport::stdio::Pipes;
-use crate::transport::{Endpoint, HttpEndpoint};
+use crate::transport::{Authenticator, Endpoint, HttpEndpoint};
 use crate::{approve, inspect, serve};
 
 /// Runs one command to completion.
@@ -138,7 +139,16 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
 /// port: the socket the parent passed (`LISTEN_FDS`), else bound here;
 /// there is no other address to serve on.
 fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
-    let token = BearerToken::from_env()?;
+    let auth = match http.auth() {
+        HttpAuth::Token => {
+            let full = BearerToken::from_env()?;
+            let read = BearerToken::read_from_env(&full)?;
+            Authenticator::Tokens { full, read }
+        }
+        HttpAuth::OAuth(config) => {
+            Authenticator::OAuth(Arc::new(ResourceServer::new(config.as_ref().clone())?))
+        }
+    };
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port()));
     let listener = match crate::transport::http::inherited(address)? {
         Some(listener) => {
@@ -151,6 +161,6 @@ fn http_endpoint(http: &HttpConfig) -> Result<HttpEndpoint, Error> {
     Ok(HttpEndpoint {
         listener,
         config: http.clone(),
-        token,
+        auth,
     })
 }

@@ -1,6 +1,7 @@
 //! The `http` block: the port (127.0.0.1 only, there is no host setting)
 //! and the exact `Host` and `Origin` values the HTTP transport accepts.
 
+use super::auth::{self, HttpAuth};
 use super::{Invalid, RawHttp, invalid};
 
 const DEFAULT_HTTP_PORT: u16 = 8765;
@@ -11,6 +12,7 @@ pub struct HttpConfig {
     port: u16,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    auth: HttpAuth,
 }
 
 impl HttpConfig {
@@ -27,6 +29,11 @@ impl HttpConfig {
     /// The exact `Origin` values accepted.
     pub fn allowed_origins(&self) -> &[String] {
         &self.allowed_origins
+    }
+
+    /// How callers authenticate: static tokens or the operator's IdP.
+    pub fn auth(&self) -> &HttpAuth {
+        &self.auth
     }
 }
 
@@ -78,9 +85,11 @@ pub(super) fn validate(raw: RawHttp) -> Result<HttpConfig, Invalid> {
             ));
         }
     }
+    let auth = auth::validate(raw.auth)?;
     Ok(HttpConfig {
         port,
         allowed_hosts,
         allowed_origins,
+        auth,
     })
 }

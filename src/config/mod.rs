@@ -4,6 +4,7 @@
 //! private, so an unvalidated one cannot be built. The bearer token is not
 //! here: it comes only from the environment (see `transport::auth`).
 
+mod auth;
 mod file;
 mod http;
 mod raw;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::hc::CoreId;
+pub use auth::{HttpAuth, Introspection, OAuthConfig, RawAuth, is_loopback};
 pub use file::{Checked, read_checked};
 pub(crate) use file::{check_directories, current_uid};
 pub use http::HttpConfig;

@@ -70,6 +70,8 @@ pub struct RawHttp {
     pub allowed_hosts: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_origins: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<super::auth::RawAuth>,
 }
 
 fn default_timeout_ms() -> u64 {

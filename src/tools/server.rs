@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -22,6 +23,7 @@ use super::schema;
 use super::send_prompt::{self, SendPromptArgs, SendPromptOutput};
 use super::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
 use super::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput};
+use crate::caller::Caller;
 
 const INSTRUCTIONS: &str = "Sees and prompts the existing terminals of a local herdr-core (hc). \
 list_sessions shows terminals, which ones you may prompt (send_approved) and which take multi-line \
@@ -143,7 +145,8 @@ impl HerdrServer {
         Arguments(args): Arguments<SendPromptArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(send_prompt::run(Arc::clone(&self.tools), args, context.ct).await)
+        let caller = caller(&context);
+        Ok(send_prompt::run(Arc::clone(&self.tools), args, caller, context.ct).await)
     }
 
     /// Wait, in one bounded call, until any of 1-16 terminals reaches one of
@@ -211,8 +214,48 @@ impl HerdrServer {
     }
 }
 
+/// Who made this request: the caller the HTTP gate proved, or the host
+/// at the other end of stdio. An HTTP request without one may not send.
+fn caller(context: &RequestContext<RoleServer>) -> Caller {
+    match context.extensions.get::<http::request::Parts>() {
+        Some(parts) => parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .unwrap_or_else(Caller::unproven),
+        None => Caller::stdio(),
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for HerdrServer {
+    /// The tools this caller may use: `send_prompt` only for a caller
+    /// that may send. The list depends on the caller, so it is private.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let may_send = caller(&context).may_send();
+        let supports_cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| may_send || tool.name != "send_prompt")
+            .collect();
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: supports_cache_hints.then_some(0),
+            cache_scope: supports_cache_hints.then_some(CacheScope::Private),
+        })
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(

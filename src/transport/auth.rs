@@ -7,6 +7,8 @@ use subtle::ConstantTimeEq;
 
 /// The only place the token comes from.
 pub const TOKEN_ENV: &str = "HERDR_MCP_TOKEN";
+/// The optional token for the read tools only (same strength rules).
+pub const READ_TOKEN_ENV: &str = "HERDR_MCP_READ_TOKEN";
 /// Shortest token accepted: 32 bytes, what `openssl rand -base64 32` gives before encoding.
 pub const MIN_TOKEN_BYTES: usize = 32;
 /// Fewer distinct characters than this is a repeated or typed value, not a
@@ -55,6 +57,32 @@ pub enum TokenError {
     LowEntropy(&'static str),
 }
 
+impl TokenError {
+    /// The problem in a few words, without the variable's name.
+    fn problem(&self) -> String {
+        match self {
+            TokenError::Missing => "it is empty".to_owned(),
+            TokenError::NotUtf8 => "it is not valid UTF-8".to_owned(),
+            TokenError::TooShort(n) => format!("it is {n} bytes; at least 32 are required"),
+            TokenError::Placeholder => "it looks like a placeholder, not a secret".to_owned(),
+            TokenError::LowEntropy(why) => format!("it is not random ({why})"),
+        }
+    }
+}
+
+/// Why `HERDR_MCP_READ_TOKEN` was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReadTokenError {
+    #[error(
+        "{READ_TOKEN_ENV} is refused: {0}: generate one with openssl rand -base64 32, or unset it"
+    )]
+    Weak(String),
+    #[error(
+        "{READ_TOKEN_ENV} equals {TOKEN_ENV}, so readers could send: give it its own value (openssl rand -base64 32)"
+    )]
+    Same,
+}
+
 /// A validated token, held only as its digest.
 #[derive(Clone)]
 pub struct BearerToken {
@@ -74,6 +102,23 @@ impl BearerToken {
             Err(std::env::VarError::NotPresent) => Err(TokenError::Missing),
             Err(std::env::VarError::NotUnicode(_)) => Err(TokenError::NotUtf8),
         }
+    }
+
+    /// `HERDR_MCP_READ_TOKEN`, when it is set: held to the same rules, and
+    /// different from `full`.
+    pub fn read_from_env(full: &BearerToken) -> Result<Option<BearerToken>, ReadTokenError> {
+        let value = match std::env::var(READ_TOKEN_ENV) {
+            Ok(value) => value,
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(ReadTokenError::Weak(TokenError::NotUtf8.problem()));
+            }
+        };
+        let read = BearerToken::new(&value).map_err(|e| ReadTokenError::Weak(e.problem()))?;
+        if read.digest == full.digest {
+            return Err(ReadTokenError::Same);
+        }
+        Ok(Some(read))
     }
 
     pub fn new(token: &str) -> Result<BearerToken, TokenError> {

@@ -8,6 +8,7 @@
 pub mod auth;
 mod guard;
 pub mod http;
+pub mod oauth;
 pub mod stdio;
 
 use crate::config::HttpConfig;
@@ -23,9 +24,22 @@ pub enum Endpoint {
     Http(HttpEndpoint),
 }
 
-/// Everything the HTTP transport needs; only this transport has a token.
+/// Everything the HTTP transport needs; only this transport authenticates.
 pub struct HttpEndpoint {
     pub listener: tokio::net::TcpListener,
     pub config: HttpConfig,
-    pub token: BearerToken,
+    pub auth: Authenticator,
+}
+
+/// How the HTTP transport tells callers apart (`http.auth`).
+#[derive(Clone)]
+pub enum Authenticator {
+    /// `HERDR_MCP_TOKEN` for every tool; `HERDR_MCP_READ_TOKEN`, if set,
+    /// for the read tools only.
+    Tokens {
+        full: BearerToken,
+        read: Option<BearerToken>,
+    },
+    /// Access tokens from the operator's identity provider.
+    OAuth(std::sync::Arc<oauth::ResourceServer>),
 }

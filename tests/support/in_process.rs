@@ -10,16 +10,17 @@ use std::sync::{Arc, Mutex};
 
 use herdr_core_mcp::app::App;
 use herdr_core_mcp::audit::Audit;
-use herdr_core_mcp::config::{Config, Transport};
+use herdr_core_mcp::config::{Config, HttpAuth, Transport};
 use herdr_core_mcp::serve;
 use herdr_core_mcp::transport::auth::BearerToken;
+use herdr_core_mcp::transport::oauth::ResourceServer;
 use herdr_core_mcp::transport::stdio::Pipes;
-use herdr_core_mcp::transport::{Endpoint, HttpEndpoint};
+use herdr_core_mcp::transport::{Authenticator, Endpoint, HttpEndpoint};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::oneshot;
 
-use super::mcp::{Client, TEST_TOKEN};
+use super::mcp::{Client, READ_TEST_TOKEN, TEST_TOKEN};
 
 /// Bytes buffered in each direction of the in-memory stdio pipe.
 const PIPE_BYTES: usize = 256 * 1024;
@@ -95,6 +96,7 @@ pub async fn stdio_with<H: rmcp::ClientHandler>(handler: H, config: &Path) -> Se
 pub struct HttpAdapter {
     pub port: u16,
     pub app: Arc<App>,
+    pub audit: AuditLines,
     _stop: oneshot::Sender<()>,
 }
 
@@ -111,21 +113,38 @@ impl HttpAdapter {
 
 /// Binds a loopback port the kernel picks, asks `write_config` for the
 /// config file of that port (an HTTP transport), loads it as `serve` does
-/// and serves it there with [`TEST_TOKEN`].
+/// and serves it there with [`TEST_TOKEN`] (and [`READ_TEST_TOKEN`] for the
+/// read tools), or as an OAuth resource server when the config says so.
 pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
     let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
         .expect("bind 127.0.0.1:0");
     let port = listener.local_addr().expect("bound address").port();
-    let config = Config::load(&write_config(port)).expect("a valid config");
+    http_on(listener, &write_config(port)).await
+}
+
+/// [`http`] on a listener the test bound itself (so it knows the port
+/// before it writes the config).
+pub async fn http_on(listener: tokio::net::TcpListener, config: &Path) -> HttpAdapter {
+    let port = listener.local_addr().expect("bound address").port();
+    let config = Config::load(config).expect("a valid config");
     let Transport::Http(http) = config.transport().clone() else {
         panic!("in_process::http needs an http config")
+    };
+    let auth = match http.auth() {
+        HttpAuth::Token => Authenticator::Tokens {
+            full: BearerToken::new(TEST_TOKEN).expect("the test token passes"),
+            read: Some(BearerToken::new(READ_TEST_TOKEN).expect("the read token passes")),
+        },
+        HttpAuth::OAuth(oauth) => Authenticator::OAuth(Arc::new(
+            ResourceServer::new(oauth.as_ref().clone()).expect("an OAuth resource server"),
+        )),
     };
     let endpoint = Endpoint::Http(HttpEndpoint {
         listener,
         config: http,
-        token: BearerToken::new(TEST_TOKEN).expect("the test token passes"),
+        auth,
     });
-    let (app, _) = app(config);
+    let (app, audit) = app(config);
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(serve::run(Arc::clone(&app), endpoint, async move {
         let _ = stopped.await;
@@ -133,6 +152,7 @@ pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
     HttpAdapter {
         port,
         app,
+        audit,
         _stop: stop,
     }
 }

@@ -18,6 +18,8 @@ pub type Client = RunningService<RoleClient, ()>;
 
 /// A token that passes the adapter's checks; tests only.
 pub const TEST_TOKEN: &str = "Zq8vN2xR5tB7wK1mP4sD9fH3jL6cV0gY";
+/// The read-only token (`HERDR_MCP_READ_TOKEN`) of the tests' adapters.
+pub const READ_TEST_TOKEN: &str = "Rm4xK9qW2vT7bN3pZ8cF5hJ0sL6dG1yA";
 
 /// The adapter over stdio, its stderr kept in `stderr_log`.
 pub async fn stdio(config: &Path, stderr_log: &Path) -> Client {
@@ -169,6 +171,7 @@ async fn http_spawn(
         .arg("--config")
         .arg(&config)
         .env("HERDR_MCP_TOKEN", TEST_TOKEN)
+        .env("HERDR_MCP_READ_TOKEN", READ_TEST_TOKEN)
         .env("RUST_LOG", rust_log)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

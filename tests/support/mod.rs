@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod idp;
 pub mod in_process;
 pub mod mcp;
 

@@ -24,6 +24,7 @@ use super::Tools;
 use super::error::structured;
 pub use crate::audit::Outcome;
 use crate::audit::{Audit, AuditWrite, SendRecord};
+use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::{SendGuard, TerminalStatus};
@@ -75,7 +76,12 @@ pub struct SendPromptOutput {
     pub audit: AuditWrite,
 }
 
-pub async fn run(tools: Arc<Tools>, args: SendPromptArgs, ct: CancellationToken) -> CallToolResult {
+pub async fn run(
+    tools: Arc<Tools>,
+    args: SendPromptArgs,
+    caller: Caller,
+    ct: CancellationToken,
+) -> CallToolResult {
     let task = tokio::spawn(async move {
         let loaded = tools.app().loaded();
         let mode = loaded.config().send_mode();
@@ -83,11 +89,15 @@ pub async fn run(tools: Arc<Tools>, args: SendPromptArgs, ct: CancellationToken)
             audit: tools.app().audit(),
             args: &args,
             mode,
+            caller: &caller,
         };
-        let attempt = pipeline::attempt(&tools, &loaded, &args, &ct).await;
+        let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &ct).await;
         let mut output = SendPromptOutput::new(mode, &args, attempt);
         std::mem::forget(unfinished);
-        output.audit = tools.app().audit().record(&output.record(&args.text));
+        output.audit = tools
+            .app()
+            .audit()
+            .record(&output.record(&args.text, &caller));
         output
     });
     match task.await {
@@ -111,6 +121,7 @@ struct Unfinished<'a> {
     audit: &'a Audit,
     args: &'a SendPromptArgs,
     mode: SendMode,
+    caller: &'a Caller,
 }
 
 impl Drop for Unfinished<'_> {
@@ -125,6 +136,7 @@ impl Drop for Unfinished<'_> {
             outcome: Outcome::Unknown,
             reason: ReasonCode::InternalError,
             text: &self.args.text,
+            caller: self.caller,
         });
     }
 }
@@ -178,7 +190,7 @@ impl SendPromptOutput {
     }
 
     /// The audit record of this answer.
-    fn record<'a>(&'a self, text: &'a str) -> SendRecord<'a> {
+    fn record<'a>(&'a self, text: &'a str, caller: &'a Caller) -> SendRecord<'a> {
         SendRecord {
             core_id: self.core_id.as_deref(),
             address: &self.address,
@@ -191,6 +203,7 @@ impl SendPromptOutput {
             outcome: self.outcome,
             reason: self.reason_code,
             text,
+            caller,
         }
     }
 }
@@ -264,6 +277,7 @@ mod tests {
                 audit: &audit,
                 args: &args,
                 mode: SendMode::IdleOnly,
+                caller: &Caller::stdio(),
             };
             panic!("a bug between dispatch and classification");
         }));

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::SendPromptArgs;
 use super::verdict::{Refusal, Verdict, classify};
 use crate::app::Loaded;
+use crate::caller::Caller;
 use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::hc::wire::{ErrorKind, SendGuard, TerminalStatus};
 use crate::hc::{CoreId, SendRequest};
@@ -57,8 +58,14 @@ pub async fn attempt(
     tools: &Tools,
     loaded: &Loaded,
     args: &SendPromptArgs,
+    caller: &Caller,
     ct: &CancellationToken,
 ) -> Attempt {
+    // The transport refuses such a caller first (HTTP 403); this holds
+    // whatever the path.
+    if !caller.may_send() {
+        return Attempt::refused(None, Refusal::InsufficientScope);
+    }
     let (config, core_id) = match check_input(args, loaded) {
         Ok(checked) => checked,
         Err(refusal) => return Attempt::refused(None, refusal),

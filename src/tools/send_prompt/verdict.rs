@@ -46,6 +46,8 @@ pub struct Why(pub CoreError);
 /// decided before dispatch, and `StatusMismatch` is hc's validated refusal.
 #[derive(Debug)]
 pub enum Refusal {
+    /// The caller's token may only read (no send scope).
+    InsufficientScope,
     /// `auditLog` could not be written: no send goes unaudited.
     AuditUnavailable,
     TextEmpty,
@@ -111,6 +113,7 @@ pub enum Refusal {
 impl Refusal {
     pub fn code(&self) -> ReasonCode {
         match self {
+            Refusal::InsufficientScope => ReasonCode::InsufficientScope,
             Refusal::AuditUnavailable => ReasonCode::AuditUnavailable,
             Refusal::TextEmpty => ReasonCode::TextEmpty,
             Refusal::TextTooLong { .. } => ReasonCode::TextTooLong,
@@ -139,6 +142,10 @@ impl Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Refusal::InsufficientScope => write!(
+                f,
+                "this caller may only read: send_prompt needs the send scope (or HERDR_MCP_TOKEN); nothing was sent"
+            ),
             Refusal::AuditUnavailable => write!(
                 f,
                 "the audit log (auditLog) cannot be written, and no send goes unaudited: nothing was sent. The operator checks the disk and the file (the server log says why); every attempt retries the write, and sends resume once it succeeds"

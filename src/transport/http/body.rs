@@ -28,7 +28,10 @@ use http_body_util::{BodyExt, LengthLimitError};
 use serde_json::Value;
 
 use super::MCP_PATH;
-use super::gate::Denial;
+use std::sync::Arc;
+
+use super::gate::{Challenges, Denial};
+use crate::caller::Caller;
 use crate::escape::printable;
 use crate::tools::PROTOCOL_VERSIONS;
 use crate::transport::guard::{self, Reply, Screened};
@@ -108,7 +111,39 @@ fn precheck(parts: &Parts, body: &[u8]) -> Option<Response> {
     if let Err(answer) = guard::precheck(body) {
         return Some(answered(answer));
     }
+    if let Some(refused) = send_without_scope(parts, body) {
+        return Some(refused);
+    }
     unoffered_revision(&parts.headers, body).map(answered)
+}
+
+/// A `send_prompt` call from a caller that may only read: answered 403
+/// `insufficient_scope` (the step-up challenge) before it reaches a tool.
+/// The tool refuses such a caller too, should one ever get that far.
+fn send_without_scope(parts: &Parts, body: &[u8]) -> Option<Response> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        params: Option<Named<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+    }
+    let caller = parts.extensions.get::<Caller>()?;
+    if caller.may_send() {
+        return None;
+    }
+    let call = serde_json::from_slice::<Call<'_>>(body).ok()?;
+    let sends = call.method.as_deref() == Some("tools/call")
+        && call.params.and_then(|p| p.name).as_deref() == Some("send_prompt");
+    if !sends {
+        return None;
+    }
+    let challenges = parts.extensions.get::<Arc<Challenges>>()?;
+    Some(challenges.insufficient_send())
 }
 
 /// A request other than `initialize` naming a revision this server does

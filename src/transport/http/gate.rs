@@ -1,10 +1,12 @@
 //! The gate every HTTP request crosses before routing, in the order of
 //! spec section 5: `Host` and `Origin` (403, the one place they are
-//! enforced), the two unauthenticated well-known answers (404, no
-//! challenge), bearer authentication (401 + `WWW-Authenticate: Bearer`,
-//! constant-time through `auth`), then the request rate limit (429). The
-//! body is read after the gate, by `body`; a refused request's body is not
-//! read at all (see [`gate`]).
+//! enforced), the two unauthenticated well-known answers (the RFC 9728
+//! document in oauth mode, 404 in token mode), bearer authentication (401
+//! with a `WWW-Authenticate` challenge: constant-time static tokens, or the
+//! OAuth resource server), then the request rate limit (429). A request
+//! that passes carries its [`Caller`] (and the challenges, for the scope
+//! check on the body) to the handlers. The body is read after the gate, by
+//! `body`; a refused request's body is not read at all (see [`gate`]).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -13,15 +15,17 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::header::{AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 
 use super::slots::Slot;
+use crate::caller::Caller;
 use crate::config::HttpConfig;
-use crate::transport::auth::BearerToken;
+use crate::transport::Authenticator;
+use crate::transport::oauth::Verdict;
 
-/// The protected-resource metadata paths: answered 404 without a challenge,
-/// because this server is not an OAuth resource server.
+/// The protected-resource metadata paths (RFC 9728): the document in oauth
+/// mode, 404 without a challenge in token mode.
 const WELL_KNOWN_PATHS: [&str; 2] = [
     "/.well-known/oauth-protected-resource/mcp",
     "/.well-known/oauth-protected-resource",
@@ -35,80 +39,259 @@ const REQUESTS_PER_SECOND: u32 = 20_000;
 pub struct Gate {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
-    token: BearerToken,
+    auth: Authenticator,
+    challenges: Arc<Challenges>,
     limiter: DefaultDirectRateLimiter,
 }
 
 impl Gate {
-    pub fn new(http: &HttpConfig, token: BearerToken) -> Gate {
+    pub fn new(http: &HttpConfig, auth: Authenticator) -> Gate {
+        let challenges = Arc::new(Challenges::new(&auth));
         Gate {
             allowed_hosts: http.allowed_hosts().to_vec(),
             allowed_origins: http.allowed_origins().to_vec(),
-            token,
+            auth,
+            challenges,
             limiter: RateLimiter::direct(Quota::per_second(
                 NonZeroU32::new(REQUESTS_PER_SECOND).expect("non-zero rate"),
             )),
         }
     }
 
-    /// The checks before routing, in the documented order.
-    fn check(&self, request: &Request) -> Result<(), Denial> {
-        if !self.host_and_origin_allowed(request) {
-            return Err(Denial::Forbidden);
+    /// The checks before routing, in the documented order: the caller, or
+    /// the answer instead of routing.
+    /// Takes the request's parts, not the request: its body is not `Sync`,
+    /// and the check may wait (for the IdP's keys).
+    async fn check(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<Caller, Response> {
+        if let Some(refusal) = self.host_and_origin_refusal(uri, headers) {
+            return Err(refusal);
         }
-        if is_well_known(request) {
-            return Err(Denial::NotFound);
+        if is_well_known(method, uri) {
+            return Err(match &self.auth {
+                Authenticator::OAuth(server) => (
+                    StatusCode::OK,
+                    [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                    server.metadata().to_owned(),
+                )
+                    .into_response(),
+                Authenticator::Tokens { .. } => Denial::NotFound.into_response(),
+            });
         }
-        if !self.authenticated(request.headers()) {
-            return Err(Denial::Unauthorized);
-        }
+        let Some(token) = bearer(headers) else {
+            return Err(self.challenges.unauthorized(None));
+        };
+        let caller = match &self.auth {
+            Authenticator::Tokens { full, read } => {
+                if full.matches(token) {
+                    Caller::token()
+                } else if read.as_ref().is_some_and(|r| r.matches(token)) {
+                    Caller::read_token()
+                } else {
+                    return Err(self
+                        .challenges
+                        .unauthorized(Some("the bearer token is not valid")));
+                }
+            }
+            Authenticator::OAuth(server) => {
+                let Ok(token) = std::str::from_utf8(token) else {
+                    return Err(self
+                        .challenges
+                        .unauthorized(Some("the access token is not ASCII")));
+                };
+                match server.authenticate(token).await {
+                    Ok(Verdict::Caller(caller)) => caller,
+                    Ok(Verdict::NoScope) => return Err(self.challenges.insufficient_read()),
+                    Err(rejection) => {
+                        return Err(self.challenges.unauthorized(Some(&rejection.to_string())));
+                    }
+                }
+            }
+        };
         if self.limiter.check().is_err() {
-            return Err(Denial::TooManyRequests);
+            return Err(Denial::TooManyRequests.into_response());
         }
-        Ok(())
+        Ok(caller)
     }
 
     /// Exactly one `Host`, listed verbatim; no other authority in the
     /// request line; `Origin` absent or exactly one listed value.
-    fn host_and_origin_allowed(&self, request: &Request) -> bool {
-        let headers = request.headers();
-        let Some(host) = single(headers, HOST) else {
-            return false;
-        };
-        if !self
-            .allowed_hosts
-            .iter()
-            .any(|h| h.as_bytes() == host.as_bytes())
-        {
-            return false;
+    fn host_and_origin_refusal(&self, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+        let host_ok = single(headers, HOST).is_some_and(|host| {
+            self.allowed_hosts
+                .iter()
+                .any(|h| h.as_bytes() == host.as_bytes())
+                && uri
+                    .authority()
+                    .is_none_or(|a| a.as_str().as_bytes() == host.as_bytes())
+        });
+        if !host_ok {
+            return Some(forbidden(
+                "the Host header is not one this server accepts (http.allowedHosts)",
+            ));
         }
-        if let Some(authority) = request.uri().authority()
-            && authority.as_str().as_bytes() != host.as_bytes()
-        {
-            return false;
-        }
-        match headers.get_all(ORIGIN).iter().count() {
+        let origin_ok = match headers.get_all(ORIGIN).iter().count() {
             0 => true,
             1 => {
                 let origin = headers.get(ORIGIN).expect("counted one").as_bytes();
                 self.allowed_origins.iter().any(|o| o.as_bytes() == origin)
             }
             _ => false,
+        };
+        if !origin_ok {
+            return Some(forbidden(
+                "the Origin header is not one this server accepts (http.allowedOrigins)",
+            ));
+        }
+        None
+    }
+}
+
+/// The token of exactly one `Authorization: Bearer <token>` header. Only
+/// this header is read: never a query string or a form body.
+fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
+    let value = single(headers, AUTHORIZATION)?.as_bytes();
+    const SCHEME: &[u8] = b"bearer ";
+    if value.len() <= SCHEME.len() || !value[..SCHEME.len()].eq_ignore_ascii_case(SCHEME) {
+        return None;
+    }
+    Some(&value[SCHEME.len()..])
+}
+
+/// What a refusal says in the log: the reason, never the token or a claim.
+#[derive(Debug, Clone)]
+pub struct RefusedBecause(pub String);
+
+/// The `WWW-Authenticate` challenges and the short bodies of 401 and 403:
+/// in oauth mode they name the metadata URL and the scope needed (MCP
+/// authorization; RFC 6750 section 3), in token mode just the scheme.
+pub struct Challenges {
+    /// The protected-resource metadata URL (oauth mode).
+    metadata_url: Option<String>,
+    read_scope: String,
+    send_scope: String,
+}
+
+impl Challenges {
+    fn new(auth: &Authenticator) -> Challenges {
+        match auth {
+            Authenticator::OAuth(server) => Challenges {
+                metadata_url: Some(server.config().metadata_url()),
+                read_scope: server.config().read_scope().to_owned(),
+                send_scope: server.config().send_scope().to_owned(),
+            },
+            // The read token is the read scope; the full one, the send scope.
+            Authenticator::Tokens { .. } => Challenges {
+                metadata_url: None,
+                read_scope: "herdr.read".to_owned(),
+                send_scope: "herdr.send".to_owned(),
+            },
         }
     }
 
-    /// Exactly one `Authorization: Bearer <token>` header with the right token.
-    fn authenticated(&self, headers: &HeaderMap) -> bool {
-        let Some(value) = single(headers, AUTHORIZATION) else {
-            return false;
-        };
-        let value = value.as_bytes();
-        const SCHEME: &[u8] = b"bearer ";
-        if value.len() <= SCHEME.len() || !value[..SCHEME.len()].eq_ignore_ascii_case(SCHEME) {
-            return false;
+    /// 401: no token (`refused` None), or a token refused for `refused`.
+    pub fn unauthorized(&self, refused: Option<&str>) -> Response {
+        let mut challenge = "Bearer".to_owned();
+        let mut fields = Vec::new();
+        if let Some(url) = &self.metadata_url {
+            fields.push(format!("resource_metadata=\"{url}\""));
+            fields.push(format!("scope=\"{}\"", self.read_scope));
         }
-        self.token.matches(&value[SCHEME.len()..])
+        // RFC 6750 section 3 in oauth mode; token mode keeps the bare
+        // scheme (its clients are told the token out of band).
+        if refused.is_some() && self.metadata_url.is_some() {
+            fields.push("error=\"invalid_token\"".to_owned());
+        }
+        if !fields.is_empty() {
+            challenge.push(' ');
+            challenge.push_str(&fields.join(", "));
+        }
+        let (body, because) = match refused {
+            None => (
+                "Unauthorized: send the header Authorization: Bearer <token>.\n".to_owned(),
+                "no bearer token".to_owned(),
+            ),
+            Some(why) => (
+                format!("Unauthorized: the bearer token was refused ({why}).\n"),
+                format!("bearer token refused: {why}"),
+            ),
+        };
+        refusal(StatusCode::UNAUTHORIZED, Some(challenge), body, because)
     }
+
+    /// 403 `insufficient_scope` for `send_prompt` without the send scope:
+    /// MCP's step-up challenge. Nothing is sent.
+    pub fn insufficient_send(&self) -> Response {
+        self.insufficient(
+            &self.send_scope,
+            "send_prompt needs the send scope; this token may only read",
+        )
+    }
+
+    /// 403 for a valid token that grants none of this server's scopes.
+    fn insufficient_read(&self) -> Response {
+        self.insufficient(
+            &self.read_scope,
+            "this token grants none of this server's scopes",
+        )
+    }
+
+    fn insufficient(&self, scope: &str, why: &str) -> Response {
+        let mut fields = vec!["error=\"insufficient_scope\"".to_owned()];
+        if !scope.is_empty() {
+            fields.push(format!("scope=\"{scope}\""));
+        }
+        if let Some(url) = &self.metadata_url {
+            fields.push(format!("resource_metadata=\"{url}\""));
+        }
+        let body = if scope.is_empty() {
+            format!("Forbidden: {why}.\n")
+        } else {
+            format!("Forbidden: {why} (scope {scope}).\n")
+        };
+        refusal(
+            StatusCode::FORBIDDEN,
+            Some(format!("Bearer {}", fields.join(", "))),
+            body,
+            format!("insufficient scope: {why}"),
+        )
+    }
+}
+
+fn forbidden(why: &str) -> Response {
+    refusal(
+        StatusCode::FORBIDDEN,
+        None,
+        format!("Forbidden: {why}.\n"),
+        why.to_owned(),
+    )
+}
+
+fn refusal(
+    status: StatusCode,
+    challenge: Option<String>,
+    body: String,
+    because: String,
+) -> Response {
+    let mut response = (
+        status,
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response();
+    if let Some(challenge) = challenge {
+        let value = HeaderValue::from_str(&challenge).unwrap_or(HeaderValue::from_static("Bearer"));
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response.extensions_mut().insert(RefusedBecause(because));
+    response
 }
 
 /// The gate as axum middleware.
@@ -132,11 +315,19 @@ impl Gate {
 /// 150-byte body and 1,000 of 1,000 with a body at the 64 KiB cap.
 pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let slot = request.extensions().get::<Arc<Slot>>().cloned();
-    match gate.check(&request) {
-        Ok(()) => {
+    let checked = gate
+        .check(request.method(), request.uri(), request.headers())
+        .await;
+    match checked {
+        Ok(caller) => {
             if let Some(slot) = slot {
                 slot.prove();
             }
+            let mut request = request;
+            request.extensions_mut().insert(caller);
+            request
+                .extensions_mut()
+                .insert(Arc::clone(&gate.challenges));
             next.run(request).await
         }
         Err(refusal) => {
@@ -144,7 +335,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
                 slot.refuse();
             }
             drop(request);
-            refusal.into_response()
+            refusal
         }
     }
 }
@@ -155,17 +346,14 @@ fn single(headers: &HeaderMap, name: HeaderName) -> Option<&HeaderValue> {
     values.next().is_none().then_some(first)
 }
 
-fn is_well_known(request: &Request) -> bool {
-    matches!(*request.method(), Method::GET | Method::HEAD)
-        && WELL_KNOWN_PATHS.contains(&request.uri().path())
+fn is_well_known(method: &Method, uri: &Uri) -> bool {
+    matches!(*method, Method::GET | Method::HEAD) && WELL_KNOWN_PATHS.contains(&uri.path())
 }
 
 /// What the gate (and the body reader) answers instead of routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Denial {
-    Forbidden,
     NotFound,
-    Unauthorized,
     TooManyRequests,
     PayloadTooLarge,
     RequestTimeout,
@@ -175,20 +363,12 @@ pub enum Denial {
 impl IntoResponse for Denial {
     fn into_response(self) -> Response {
         let code = match self {
-            Denial::Forbidden => StatusCode::FORBIDDEN,
             Denial::NotFound => StatusCode::NOT_FOUND,
-            Denial::Unauthorized => StatusCode::UNAUTHORIZED,
             Denial::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             Denial::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Denial::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Denial::BadRequest => StatusCode::BAD_REQUEST,
         };
-        let mut response = code.into_response();
-        if self == Denial::Unauthorized {
-            response
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
+        code.into_response()
     }
 }

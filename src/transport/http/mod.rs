@@ -120,7 +120,7 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         Arc::new(LocalSessionManager::default()),
         mcp_config,
     );
-    let gate = Arc::new(gate::Gate::new(&endpoint.config, endpoint.token.clone()));
+    let gate = Arc::new(gate::Gate::new(&endpoint.config, endpoint.auth.clone()));
     Router::new()
         .route_service(MCP_PATH, mcp)
         .fallback(|| async { StatusCode::NOT_FOUND })

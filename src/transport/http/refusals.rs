@@ -1,5 +1,6 @@
 //! Every refusal the HTTP transport answers (401, 403, 404, 413, 429) is
-//! logged at info with its reason and the request's `Host`, `Origin` and
+//! logged at info with its reason (the gate's own words when it gave
+//! some: why a token was refused, never the token or a claim) and the request's `Host`, `Origin` and
 //! path, escaped (never the `Authorization` header), so a misconfigured
 //! proxy or port shows up in the log. A flood cannot fill the log: beyond a
 //! few lines per second the rest are counted and the count is logged with
@@ -42,9 +43,7 @@ impl Default for RefusalLog {
 fn reason(status: StatusCode) -> Option<&'static str> {
     Some(match status {
         StatusCode::UNAUTHORIZED => "no valid bearer token",
-        StatusCode::FORBIDDEN => {
-            "Host or Origin not allowed (http.allowedHosts / http.allowedOrigins)"
-        }
+        StatusCode::FORBIDDEN => "forbidden",
         StatusCode::NOT_FOUND => "no such path (the endpoint is /mcp)",
         StatusCode::PAYLOAD_TOO_LARGE => "body over 64 KiB",
         StatusCode::TOO_MANY_REQUESTS => "request rate limit",
@@ -69,7 +68,11 @@ pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Nex
     let method = request.method().clone();
     let response = super::finish_response(next.run(request).await);
     let status = response.status();
-    if let Some(reason) = reason(status) {
+    let because = response
+        .extensions()
+        .get::<super::gate::RefusedBecause>()
+        .map(|b| b.0.as_str());
+    if let Some(reason) = because.or_else(|| reason(status)) {
         if log.limiter.check().is_ok() {
             let suppressed = log.suppressed.swap(0, Ordering::Relaxed);
             tracing::info!(

@@ -26,7 +26,7 @@ use super::socket::Shared;
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
-use crate::transport::HttpEndpoint;
+use crate::transport::{Authenticator, HttpEndpoint};
 
 /// A client gets this long to send its request headers (slowloris guard),
 /// and a kept-alive connection is closed after this long without a request.
@@ -150,6 +150,23 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
         warn_unless_port_allowed(endpoint.config.allowed_hosts(), address.port());
     }
     let stop = CancellationToken::new();
+    // The identity provider's keys are discovered and kept in the
+    // background: an IdP that is down never stops the server.
+    let upkeep = match &endpoint.auth {
+        Authenticator::OAuth(server) => {
+            let config = server.config();
+            tracing::info!(issuer = %printable(config.issuer()), resource = %config.resource(), "HTTP callers authenticate with OAuth access tokens");
+            Some(AbortOnDrop(tokio::spawn(server.upkeep())))
+        }
+        Authenticator::Tokens { read, .. } => {
+            if read.is_some() {
+                tracing::info!(
+                    "HTTP callers authenticate with HERDR_MCP_TOKEN (every tool) or HERDR_MCP_READ_TOKEN (read tools)"
+                );
+            }
+            None
+        }
+    };
     let router = router(tools, &endpoint, stop.child_token());
     let listener = endpoint.listener;
     let slots = Arc::new(Slots::new(connection_limits()));
@@ -183,5 +200,15 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
     {
         tracing::warn!("some HTTP requests were still running at shutdown");
     }
+    drop(upkeep);
     tracing::info!("HTTP server stopped");
+}
+
+/// A background task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -1,0 +1,350 @@
+//! OAuth 2.1 resource server mode: the adapter checks access tokens the
+//! operator's identity provider issued, and never issues one itself (no
+//! login page, no user store). A JWS access token is verified against the
+//! issuer's keys (`keys`): the algorithm on the allowlist and of the key's
+//! type, the signature by the key its `kid` names, `iss` exactly, an `aud`
+//! naming this resource (a token for another resource is refused: no
+//! passthrough), `exp`/`nbf`/`iat` within the skew, `typ` `at+jwt` when
+//! present, no `crit`. An opaque token goes to introspection (RFC 7662),
+//! only when it is configured. The JWT parsing and the cryptography are
+//! `jsonwebtoken`'s; nothing here parses a signature by hand.
+//!
+//! A validated token is remembered by its SHA-256 until its `exp`
+//! (`cache`), so a steady client pays for one verification.
+
+mod cache;
+mod fetch;
+mod introspect;
+mod keys;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, Validation};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::caller::Caller;
+use crate::config::OAuthConfig;
+use cache::TokenCache;
+pub use fetch::{FETCH_TIMEOUT, Fetcher};
+use introspect::Introspector;
+use keys::{Keys, Lookup};
+pub use keys::{REFETCH_EVERY, metadata_urls};
+
+/// Longest access token read: real ones are 1-2 KiB.
+pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
+/// The resource name the protected-resource metadata gives.
+const RESOURCE_NAME: &str = "herdr-core-mcp";
+
+/// Why a token was refused: the log line says this, never the token or a
+/// claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("the token is over 8 KiB")]
+    TooLong,
+    #[error("the token is not a JWS (three base64url parts) and no introspection is configured")]
+    NotJws,
+    #[error(
+        "the token's header cannot be read, or names an algorithm that is never accepted (none, or an encrypted JWE)"
+    )]
+    Header,
+    #[error("the token's algorithm is not in http.auth.algorithms")]
+    Algorithm,
+    #[error("the token's typ is not at+jwt")]
+    Type,
+    #[error("the token has a crit header this server does not understand")]
+    Critical,
+    #[error("the token names no kid")]
+    NoKid,
+    #[error("the issuer's keys are not known yet (the IdP has not answered)")]
+    KeysNotKnown,
+    #[error("the token's kid is not in the issuer's key set")]
+    UnknownKid,
+    #[error("the token's algorithm does not match its key")]
+    KeyMismatch,
+    #[error("the token's signature does not verify")]
+    Signature,
+    #[error("the token's iss is not the configured issuer")]
+    Issuer,
+    #[error("the token's aud does not name this resource (a token for another resource)")]
+    Audience,
+    #[error("the token has expired")]
+    Expired,
+    #[error("the token is not valid yet (nbf)")]
+    NotYetValid,
+    #[error("the token was issued in the future (iat)")]
+    IssuedInFuture,
+    #[error("the token lacks a required claim (exp, iss or aud)")]
+    MissingClaim,
+    #[error("the token's claims cannot be read")]
+    Claims,
+    #[error("introspection says the token is not active")]
+    Inactive,
+    #[error("introspection failed (the IdP did not answer)")]
+    IntrospectionFailed,
+}
+
+/// The claims read from a verified token.
+#[derive(Debug, Deserialize)]
+struct Claims {
+    #[serde(default)]
+    sub: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    azp: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    /// Some IdPs (Okta, Entra ID) list scopes in `scp`.
+    #[serde(default)]
+    scp: Option<Scp>,
+    exp: u64,
+    #[serde(default)]
+    iat: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Scp {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// What a valid token grants, before it is cached.
+pub struct Granted {
+    pub sub: Option<String>,
+    pub client_id: Option<String>,
+    pub scopes: Vec<String>,
+    /// Seconds since the epoch after which it is no longer accepted.
+    pub exp: u64,
+}
+
+/// A token's verdict: a caller, or a token valid for none of this
+/// server's scopes (answered 403 `insufficient_scope`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Caller(Caller),
+    NoScope,
+}
+
+pub struct ResourceServer {
+    config: OAuthConfig,
+    keys: Arc<Keys>,
+    introspector: Option<Introspector>,
+    cache: TokenCache,
+    algorithms: Vec<Algorithm>,
+    metadata: String,
+}
+
+/// Why OAuth mode cannot start (only the config or the environment; the
+/// IdP being down never stops it).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(
+        "http.auth.introspection.{key} names {name}, which is not set in the environment: export it before serve (the secret never goes in the config file)"
+    )]
+    MissingSecret { key: &'static str, name: String },
+}
+
+/// Discovers the issuer's metadata and fetches its keys once, as `serve`
+/// would (for `doctor`): how many signing keys it has, or why not.
+pub async fn probe(config: &OAuthConfig) -> Result<usize, String> {
+    Keys::new(Fetcher::new(), config).refresh().await
+}
+
+impl ResourceServer {
+    /// Builds the resource server; keys are discovered by [`Self::upkeep`].
+    pub fn new(config: OAuthConfig) -> Result<ResourceServer, StartError> {
+        let fetcher = Fetcher::new();
+        let introspector = config
+            .introspection()
+            .map(|i| Introspector::from_env(fetcher.clone(), i))
+            .transpose()?;
+        let algorithms = config
+            .algorithms()
+            .iter()
+            .map(|a| a.parse::<Algorithm>().expect("validated algorithm names"))
+            .collect();
+        let metadata = serde_json::json!({
+            "resource": config.resource().as_str(),
+            "authorization_servers": [config.issuer()],
+            "scopes_supported": [config.read_scope(), config.send_scope()],
+            "bearer_methods_supported": ["header"],
+            "resource_name": RESOURCE_NAME,
+        })
+        .to_string();
+        Ok(ResourceServer {
+            keys: Arc::new(Keys::new(fetcher, &config)),
+            introspector,
+            cache: TokenCache::default(),
+            algorithms,
+            metadata,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &OAuthConfig {
+        &self.config
+    }
+
+    /// The RFC 9728 protected-resource metadata document.
+    pub fn metadata(&self) -> &str {
+        &self.metadata
+    }
+
+    /// Discovers the keys and keeps them known, for as long as it runs.
+    pub fn upkeep(&self) -> impl Future<Output = ()> + use<> {
+        Arc::clone(&self.keys).upkeep()
+    }
+
+    /// The verdict on one presented token.
+    pub async fn authenticate(&self, token: &str) -> Result<Verdict, Rejection> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Rejection::TooLong);
+        }
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = now_s();
+        if let Some(verdict) = self.cache.get(&digest, now) {
+            return Ok(verdict);
+        }
+        let granted = if is_jws_shaped(token) {
+            self.verify(token, now).await?
+        } else if let Some(introspector) = &self.introspector {
+            introspector.introspect(token, &self.config, now).await?
+        } else {
+            return Err(Rejection::NotJws);
+        };
+        let verdict = self.verdict(&granted);
+        self.cache.put(digest, verdict.clone(), granted.exp, now);
+        Ok(verdict)
+    }
+
+    /// The read scope allows the read tools; the send scope allows
+    /// `send_prompt` as well.
+    fn verdict(&self, granted: &Granted) -> Verdict {
+        let has = |scope: &str| granted.scopes.iter().any(|s| s == scope);
+        let may_send = has(self.config.send_scope());
+        if !may_send && !has(self.config.read_scope()) {
+            return Verdict::NoScope;
+        }
+        Verdict::Caller(Caller::oauth(
+            granted.sub.as_deref(),
+            granted.client_id.as_deref(),
+            may_send,
+        ))
+    }
+
+    async fn verify(&self, token: &str, now: u64) -> Result<Granted, Rejection> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| Rejection::Header)?;
+        if header.enc.is_some() {
+            return Err(Rejection::Header);
+        }
+        if !self.algorithms.contains(&header.alg) {
+            return Err(Rejection::Algorithm);
+        }
+        if header.crit.is_some() {
+            return Err(Rejection::Critical);
+        }
+        if let Some(typ) = &header.typ {
+            let typ = typ.to_ascii_lowercase();
+            if typ != "at+jwt" && typ != "application/at+jwt" {
+                return Err(Rejection::Type);
+            }
+        }
+        let kid = header.kid.as_deref().ok_or(Rejection::NoKid)?;
+        let key = match self.keys.find(kid).await {
+            Lookup::Found(key) => key,
+            Lookup::Unknown => return Err(Rejection::UnknownKid),
+            Lookup::NotYetKnown => return Err(Rejection::KeysNotKnown),
+        };
+        if key.alg.is_some_and(|alg| alg != header.alg)
+            || key.decoding.family() != header.alg.family()
+        {
+            return Err(Rejection::KeyMismatch);
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[self.config.issuer()]);
+        validation.set_audience(self.config.audience());
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.leeway = self.config.clock_skew().as_secs();
+        validation.validate_nbf = true;
+        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
+            .map_err(|e| rejection(e.kind()))?;
+        let claims = data.claims;
+        if claims
+            .iat
+            .is_some_and(|iat| iat > now + self.config.clock_skew().as_secs())
+        {
+            return Err(Rejection::IssuedInFuture);
+        }
+        let mut scopes: Vec<String> = claims
+            .scope
+            .as_deref()
+            .unwrap_or("")
+            .split_ascii_whitespace()
+            .map(str::to_owned)
+            .collect();
+        match claims.scp {
+            Some(Scp::One(s)) => scopes.extend(s.split_ascii_whitespace().map(str::to_owned)),
+            Some(Scp::Many(list)) => scopes.extend(list),
+            None => {}
+        }
+        Ok(Granted {
+            sub: claims.sub,
+            client_id: claims.client_id.or(claims.azp),
+            scopes,
+            exp: claims.exp,
+        })
+    }
+}
+
+/// Two dots and nothing that base64url lacks: a JWS compact
+/// serialisation (a JWE has four dots).
+fn is_jws_shaped(token: &str) -> bool {
+    token.bytes().filter(|b| *b == b'.').count() == 2
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn rejection(kind: &jsonwebtoken::errors::ErrorKind) -> Rejection {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match kind {
+        K::InvalidSignature => Rejection::Signature,
+        K::InvalidIssuer => Rejection::Issuer,
+        K::InvalidAudience => Rejection::Audience,
+        K::ExpiredSignature => Rejection::Expired,
+        K::ImmatureSignature => Rejection::NotYetValid,
+        K::MissingRequiredClaim(_) => Rejection::MissingClaim,
+        K::InvalidAlgorithm | K::InvalidAlgorithmName => Rejection::Algorithm,
+        K::InvalidKeyFormat | K::InvalidRsaKey(_) | K::InvalidEcdsaKey | K::InvalidEddsaKey => {
+            Rejection::KeyMismatch
+        }
+        K::Json(_) | K::Base64(_) | K::Utf8(_) => Rejection::Claims,
+        _ => Rejection::Signature,
+    }
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_compact_jws_is_taken_for_a_jwt() {
+        assert!(is_jws_shaped("eyJh.eyJz.c2ln"));
+        assert!(
+            !is_jws_shaped("eyJh.eyJz.c2ln.aXY.dGFn"),
+            "a JWE has five parts"
+        );
+        assert!(!is_jws_shaped("opaque-token-value"));
+        assert!(!is_jws_shaped("eyJh.eyJz.c2l+"), "not base64url");
+    }
+}
