@@ -55,7 +55,9 @@ pub fn bind() -> std::net::TcpListener {
 
 /// One raw JSON-RPC POST to `url`, as a Streamable HTTP client sends it.
 pub async fn post(url: &str, token: Option<&str>, body: &Value) -> (StatusCode, String, String) {
-    let mut request = reqwest::Client::new()
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    let mut request = CLIENT
+        .get_or_init(reqwest::Client::new)
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
