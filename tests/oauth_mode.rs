@@ -6,6 +6,7 @@
 //! mode's read-only token is here too: the same split without an IdP.
 
 mod hostile;
+mod introspection;
 mod outages;
 mod python;
 

@@ -78,6 +78,14 @@ fn the_shipped_examples_are_valid() {
         http.transport(),
         Transport::Http(config) if config.port() == 8765
     ));
+    let oauth = parse(include_str!("../../examples/config.oauth.json")).unwrap();
+    let Transport::Http(config) = oauth.transport() else {
+        panic!("expected http")
+    };
+    let super::HttpAuth::OAuth(auth) = config.auth() else {
+        panic!("expected oauth")
+    };
+    assert_eq!(auth.resource().as_str(), "https://mcp.example.net/mcp");
 }
 
 #[test]

@@ -136,7 +136,16 @@ pub async fn http_logging(
     stderr_log: &Path,
     rust_log: &str,
 ) -> HttpAdapter {
-    http_spawn(write_config, stderr_log, rust_log, None).await
+    http_spawn(write_config, stderr_log, rust_log, None, &[]).await
+}
+
+/// [`http`] with more environment variables set.
+pub async fn http_env(
+    write_config: impl Fn(u16) -> PathBuf,
+    stderr_log: &Path,
+    env: &[(&str, &str)],
+) -> HttpAdapter {
+    http_spawn(write_config, stderr_log, "info", None, env).await
 }
 
 /// [`http`] in a process that may open at most `fd_limit` descriptors
@@ -146,7 +155,7 @@ pub async fn http_fd_limited(
     stderr_log: &Path,
     fd_limit: u64,
 ) -> HttpAdapter {
-    http_spawn(write_config, stderr_log, "info", Some(fd_limit)).await
+    http_spawn(write_config, stderr_log, "info", Some(fd_limit), &[]).await
 }
 
 async fn http_spawn(
@@ -154,6 +163,7 @@ async fn http_spawn(
     stderr_log: &Path,
     rust_log: &str,
     fd_limit: Option<u64>,
+    env: &[(&str, &str)],
 ) -> HttpAdapter {
     // Bound as serve itself binds (its accept queue included).
     let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
@@ -176,6 +186,7 @@ async fn http_spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(stderr))
+        .envs(env.iter().copied())
         .kill_on_drop(true);
     if let Some(limit) = fd_limit {
         let limit = libc::rlimit {
