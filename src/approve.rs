@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::config::{self, Config, ConfigError, RawConfig};
+use crate::config::{self, Config, ConfigError, RawConfig, SendMode};
 use crate::escape::{self, printable, readable_ms};
-use crate::hc::wire::{ErrorKind, TerminalRecord};
+use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreError, CoreId, HcClient};
 
 const CORE_ID_KEY: &str = "coreId";
@@ -50,12 +50,23 @@ pub struct Request<'a> {
     pub address: &'a str,
     /// Also allow TAB and LF for this lifetime.
     pub multiline: bool,
+    /// How this lifetime may be prompted (written as the entry's
+    /// `sendMode`); none: the top-level `sendMode`.
+    pub mode: Option<SendMode>,
     /// Show what would be written and write nothing.
     pub dry_run: bool,
+    /// The `--config` the operator gave, repeated in the hints it is shown.
+    pub config_flag: Option<&'a Path>,
 }
 
-/// How a running serve is told: the same words wherever a change is made.
-const APPLY: &str = "apply it to a running serve with herdr-core-mcp reload (or kill -HUP <pid>)";
+/// How a running serve is told: the same words wherever a change is made,
+/// with the `--config` the operator gave (none: the default config).
+fn apply_hint(config_flag: Option<&Path>) -> String {
+    format!(
+        "apply it to a running serve with herdr-core-mcp reload{} (or kill -HUP <pid>)",
+        config_flag.map_or(String::new(), |p| format!(" --config {}", shown(p)))
+    )
+}
 
 /// Approves the live terminal at `request.address` on the core behind
 /// `socketPath`.
@@ -87,16 +98,51 @@ pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, 
             "multi-line prompts (TAB, LF) allowed: only for a program that reads a paste as one input, never a shell\n",
         );
     }
-    let same_lifetime = |e: &Value| {
-        e.get("address") == entry.get("address") && e.get("created_ms") == entry.get("created_ms")
-    };
-    if entries.iter().filter(|e| same_lifetime(e)).eq([&entry]) {
+    if let Some(mode) = request.mode {
+        entry["sendMode"] = json!(mode.as_str());
+    }
+    let mode = request.mode.unwrap_or(config.send_mode());
+    report.push_str(&match mode {
+        SendMode::IdleOnly => "send mode idle-only: prompts only while it is idle (an agent that reports done after each task then takes one prompt; approve it with --mode normal for follow-ups)\n".to_owned(),
+        SendMode::Normal => "send mode normal: prompts while it is idle or done (follow-ups after each task)\n".to_owned(),
+    });
+    if record.status == TerminalStatus::Unknown {
+        report.push_str(&format!(
+            "warning: {} has never reported a status (a shell, for instance): nothing can be sent to it until its program reports idle{}\n",
+            printable(&record.address),
+            if mode == SendMode::Normal { " or done" } else { "" }
+        ));
+    }
+    let same_address = |e: &Value| e.get("address") == entry.get("address");
+    let same_lifetime =
+        |e: &Value| same_address(e) && e.get("created_ms") == entry.get("created_ms");
+    if entries.iter().filter(|e| same_address(e)).eq([&entry]) {
         report.push_str("already approved; config unchanged\n");
         return Ok(report);
     }
-    entries.retain(|e| !same_lifetime(e));
+    // Earlier lifetimes at this address have ended (the live one is this
+    // one): their approvals can never match again, so they go.
+    for stale in entries
+        .iter()
+        .filter(|e| same_address(e) && !same_lifetime(e))
+    {
+        report.push_str(&format!(
+            "replaces the approval of an earlier lifetime at {} (created_ms {}), which has ended\n",
+            printable(&record.address),
+            stale
+                .get("created_ms")
+                .map_or("?".to_owned(), Value::to_string)
+        ));
+    }
+    entries.retain(|e| !same_address(e));
     entries.push(entry);
-    write_back(&resolved, &doc, request.dry_run, report)
+    write_back(
+        &resolved,
+        &doc,
+        request.dry_run,
+        report,
+        request.config_flag,
+    )
 }
 
 /// The live, unfinished terminal at `address`, and its core.
@@ -138,6 +184,7 @@ fn write_back(
     doc: &Value,
     dry_run: bool,
     mut report: String,
+    config_flag: Option<&Path>,
 ) -> Result<String, ApproveError> {
     if dry_run {
         report.push_str(&format!(
@@ -148,43 +195,88 @@ fn write_back(
         return Ok(report);
     }
     write_atomically(resolved, doc)?;
-    report.push_str(&format!("written to {}; {APPLY}\n", shown(resolved)));
+    report.push_str(&format!(
+        "written to {}; {}\n",
+        shown(resolved),
+        apply_hint(config_flag)
+    ));
     Ok(report)
 }
 
-/// Removes every approval of `address` (or only the lifetime `created_ms`).
-/// Nothing to remove is not an error, so scripts can run it again.
-pub fn revoke(
-    config_path: &Path,
-    address: &str,
-    created_ms: Option<i64>,
-) -> Result<String, ApproveError> {
+/// What `revoke` is asked to remove.
+#[derive(Debug, Clone, Copy)]
+pub struct Revocation<'a> {
+    /// Every approval at this address; none: every approval (`--all`).
+    pub address: Option<&'a str>,
+    /// Only the lifetime with this created_ms.
+    pub created_ms: Option<i64>,
+    /// Show what would be removed, and write nothing.
+    pub dry_run: bool,
+    pub config_flag: Option<&'a Path>,
+}
+
+/// Removes every approval of `address` (or only the lifetime `created_ms`,
+/// or every approval at all). Nothing to remove is not an error, so
+/// scripts can run it again.
+pub fn revoke(config_path: &Path, request: &Revocation<'_>) -> Result<String, ApproveError> {
     let Editing {
         mut doc, resolved, ..
     } = load(config_path)?;
     let object = doc.as_object_mut().expect("a parsed config is an object");
     let entries = allowlist(object);
     let before = entries.len();
-    entries.retain(|e| {
-        let same_address = e.get("address").and_then(Value::as_str) == Some(address);
-        let same_lifetime =
-            created_ms.is_none_or(|c| e.get("created_ms").and_then(Value::as_i64) == Some(c));
-        !(same_address && same_lifetime)
-    });
-    let removed = before - entries.len();
-    if removed == 0 {
-        return Ok(format!(
-            "{} approves nothing at {}{}; nothing to revoke\n",
-            shown(&resolved),
-            printable(address),
-            created_ms.map_or(String::new(), |c| format!(" with created_ms {c}"))
+    let doomed = |e: &Value| {
+        let same_address = request
+            .address
+            .is_none_or(|a| e.get("address").and_then(Value::as_str) == Some(a));
+        let same_lifetime = request
+            .created_ms
+            .is_none_or(|c| e.get("created_ms").and_then(Value::as_i64) == Some(c));
+        same_address && same_lifetime
+    };
+    let mut report = String::new();
+    for entry in entries.iter().filter(|e| doomed(e)) {
+        report.push_str(&format!(
+            "{} {} (created_ms {})\n",
+            if request.dry_run {
+                "would revoke"
+            } else {
+                "revoking"
+            },
+            printable(entry.get("address").and_then(Value::as_str).unwrap_or("?")),
+            entry
+                .get("created_ms")
+                .map_or("?".to_owned(), Value::to_string)
         ));
     }
+    entries.retain(|e| !doomed(e));
+    let removed = before - entries.len();
+    let target = match request.address {
+        Some(address) => format!(
+            "{}{}",
+            printable(address),
+            request
+                .created_ms
+                .map_or(String::new(), |c| format!(" with created_ms {c}"))
+        ),
+        None => "any terminal".to_owned(),
+    };
+    if removed == 0 {
+        return Ok(format!(
+            "{} approves nothing at {target}; nothing to revoke\n",
+            shown(&resolved),
+        ));
+    }
+    if request.dry_run {
+        report.push_str(&format!("dry run: {} is unchanged\n", shown(&resolved)));
+        return Ok(report);
+    }
     write_atomically(&resolved, &doc)?;
-    Ok(format!(
-        "revoked {removed} approval(s) of {}; {APPLY}\n",
-        printable(address)
-    ))
+    report.push_str(&format!(
+        "revoked {removed} approval(s) of {target}; {}\n",
+        apply_hint(request.config_flag)
+    ));
+    Ok(report)
 }
 
 /// A path as the operator is shown it: a directory name can carry ESC,

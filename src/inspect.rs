@@ -142,11 +142,15 @@ fn row(t: &TerminalRecord, approval: Option<Approval>) -> [String; 11] {
         t.status.to_string(),
         t.status_seq.to_string(),
         match approval {
-            Some(Approval { multiline: true }) => "multiline",
-            Some(_) => "yes",
-            None => "no",
-        }
-        .to_owned(),
+            None => "no".to_owned(),
+            Some(a) => {
+                let mut cell = if a.multiline { "multiline" } else { "yes" }.to_owned();
+                if let Some(mode) = a.send_mode {
+                    cell.push_str(&format!(" ({})", mode.as_str()));
+                }
+                cell
+            }
+        },
         text(&t.program),
         text(&t.title),
         text(&t.cwd),

@@ -31,7 +31,15 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let said = usage_error(&e.render().to_string());
-            return fail(&format!("{said}; see herdr-core-mcp --help"), 2);
+            // `serve --http`, `serve --port 8765`, ...: serve takes only
+            // --config; everything else is in the config file.
+            let serving = std::env::args().nth(1).as_deref() == Some("serve");
+            let hint = if serving && e.kind() == ErrorKind::UnknownArgument {
+                "; serve takes only --config: the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port"
+            } else {
+                ""
+            };
+            return fail(&format!("{said}{hint}; see herdr-core-mcp --help"), 2);
         }
     };
     herdr_core_mcp::logging::init();

@@ -51,8 +51,14 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
     let approvals: Vec<Option<Approval>> = terminals
         .iter()
         .map(|t| match t.address.as_str() {
-            "t1" => Some(Approval { multiline: false }),
-            "t3" => Some(Approval { multiline: true }),
+            "t1" => Some(Approval {
+                multiline: false,
+                send_mode: None,
+            }),
+            "t3" => Some(Approval {
+                multiline: true,
+                send_mode: None,
+            }),
             _ => None,
         })
         .collect();

@@ -21,6 +21,7 @@ mod lifecycle;
 mod oauth_mode;
 mod operator;
 mod operator_hardening;
+mod operator_pass;
 mod output_waits;
 mod pattern_costs;
 mod restarts;

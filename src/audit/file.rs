@@ -139,15 +139,8 @@ impl AuditFile {
     }
 }
 
-/// Opens `path` for appending as an untrusted path: never through a
-/// symlink, never blocking on a FIFO, and only a private regular file of
-/// the operator's in directories only the operator (or root) can change.
-fn open_checked(path: &Path) -> Result<File, AuditError> {
-    let me = current_uid();
-    let unsafe_because = |why: String| AuditError::Unsafe {
-        path: path.to_path_buf(),
-        why,
-    };
+/// The directories above `path` (only you or root may change them).
+fn check_parents(path: &Path, me: u32) -> Result<(), AuditError> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(AuditError::NotAFile {
             path: path.to_path_buf(),
@@ -158,21 +151,77 @@ fn open_checked(path: &Path) -> Result<File, AuditError> {
         path: path.to_path_buf(),
         source,
     })?;
-    check_directories(&parent.join(name), me).map_err(unsafe_because)?;
+    check_directories(&parent.join(name), me).map_err(|why| AuditError::Unsafe {
+        path: path.to_path_buf(),
+        why,
+    })
+}
+
+/// What is at `path` as it is (not followed): a regular file, not a link.
+fn check_kind(path: &Path, meta: &std::fs::Metadata) -> Result<(), AuditError> {
+    if meta.file_type().is_symlink() {
+        return Err(AuditError::Symlink {
+            path: path.to_path_buf(),
+        });
+    }
+    if !meta.is_file() {
+        return Err(AuditError::NotAFile {
+            path: path.to_path_buf(),
+            kind: file_kind(meta),
+        });
+    }
+    Ok(())
+}
+
+/// The file is yours and nobody else's.
+fn check_private(path: &Path, meta: &std::fs::Metadata, me: u32) -> Result<(), AuditError> {
+    let unsafe_because = |why: String| AuditError::Unsafe {
+        path: path.to_path_buf(),
+        why,
+    };
+    if meta.uid() != me {
+        return Err(unsafe_because(format!(
+            "it is owned by uid {}, not by you (uid {me}): run chown {me} {} (or name a file of your own)",
+            meta.uid(),
+            path.display()
+        )));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & SHARED_BITS != 0 {
+        return Err(unsafe_because(format!(
+            "others have access to it (mode {:o}): run chmod 600 {}",
+            mode & 0o777,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What [`open_checked`] would say of `path`, without creating or opening
+/// it (for `doctor`, which writes nothing): the directories, and the file
+/// if it is there (a missing one is created 0600 by `serve`).
+pub(super) fn check(path: &Path) -> Result<(), AuditError> {
+    let me = current_uid();
+    check_parents(path, me)?;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => {
+            check_kind(path, &meta)?;
+            check_private(path, &meta, me)
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// Opens `path` for appending as an untrusted path: never through a
+/// symlink, never blocking on a FIFO, and only a private regular file of
+/// the operator's in directories only the operator (or root) can change.
+fn open_checked(path: &Path) -> Result<File, AuditError> {
+    let me = current_uid();
+    check_parents(path, me)?;
     // What is there already, as it is (not followed): the open below
     // refuses the same again, but cannot tell a FIFO from other errors.
     if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if meta.file_type().is_symlink() {
-            return Err(AuditError::Symlink {
-                path: path.to_path_buf(),
-            });
-        }
-        if !meta.is_file() {
-            return Err(AuditError::NotAFile {
-                path: path.to_path_buf(),
-                kind: file_kind(&meta),
-            });
-        }
+        check_kind(path, &meta)?;
     }
     let file = OpenOptions::new()
         .append(true)
@@ -196,27 +245,8 @@ fn open_checked(path: &Path) -> Result<File, AuditError> {
         path: path.to_path_buf(),
         source,
     })?;
-    if !meta.is_file() {
-        return Err(AuditError::NotAFile {
-            path: path.to_path_buf(),
-            kind: file_kind(&meta),
-        });
-    }
-    if meta.uid() != me {
-        return Err(unsafe_because(format!(
-            "it is owned by uid {}, not by you (uid {me}): run chown {me} {} (or name a file of your own)",
-            meta.uid(),
-            path.display()
-        )));
-    }
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & SHARED_BITS != 0 {
-        return Err(unsafe_because(format!(
-            "others have access to it (mode {:o}): run chmod 600 {}",
-            mode & 0o777,
-            path.display()
-        )));
-    }
+    check_kind(path, &meta)?;
+    check_private(path, &meta, me)?;
     Ok(file)
 }
 

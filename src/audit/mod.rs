@@ -66,6 +66,12 @@ impl Audit {
         })
     }
 
+    /// Whether `serve` would accept `path` as `auditLog`, checked without
+    /// creating or opening it.
+    pub fn check_file(path: &Path) -> Result<(), AuditError> {
+        file::check(path)
+    }
+
     /// Whether a send may go ahead: no `auditLog`, or every line for it is
     /// written (this retries the outstanding ones).
     pub fn ready(&self) -> bool {

@@ -1,8 +1,10 @@
-//! `doctor`: the operator's check of a setup, one line per check with `ok`
-//! or `FAIL` and the fix: the config (parse, ownership, permissions), the
-//! token and the port for HTTP, the socket, the handshake pins, `coreId`,
-//! and each approval (live or stale). Read-only: it writes nothing and
-//! sends nothing.
+//! `doctor`: the operator's check of a setup, one line per check with `ok`,
+//! `FAIL` (and the fix) or `note`: the config (parse, ownership,
+//! permissions), `auditLog` as `serve` would open it, the token (or the
+//! OAuth issuer) and the port for HTTP, the socket, the handshake pins,
+//! `coreId`, and each approval (live or stale). A read-only setup (no
+//! `coreId`, no approvals) is healthy: notes, not failures. Read-only: it
+//! writes nothing and sends nothing.
 
 use std::path::Path;
 
@@ -10,19 +12,21 @@ use crate::config::{Config, HttpAuth, HttpConfig, OAuthConfig, Transport};
 use crate::escape::printable;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
-use crate::transport::auth::BearerToken;
+use crate::transport::auth::{BearerToken, TokenError};
 
-/// What `doctor` prints, and how many checks failed.
+/// What `doctor` found: one entry per check, and how many failed.
 #[derive(Debug, Default)]
 pub struct Report {
-    pub text: String,
+    entries: Vec<(&'static str, String, String)>,
     pub failed: usize,
+    /// `--config` as the operator gave it, repeated in the fixes shown.
+    config_flag: String,
 }
 
 impl Report {
-    fn line(&mut self, mark: &str, check: &str, detail: &str) {
-        self.text
-            .push_str(&format!("{mark:<4} {check:<10} {}\n", printable(detail)));
+    fn line(&mut self, mark: &'static str, check: &str, detail: &str) {
+        self.entries
+            .push((mark, check.to_owned(), printable(detail).into_owned()));
     }
 
     fn ok(&mut self, check: &str, detail: impl AsRef<str>) {
@@ -34,14 +38,54 @@ impl Report {
         self.line("FAIL", check, detail.as_ref());
     }
 
+    /// Worth knowing, and not a failure.
+    fn note(&mut self, check: &str, detail: impl AsRef<str>) {
+        self.line("note", check, detail.as_ref());
+    }
+
     /// A check that could not run because an earlier one failed.
     fn skip(&mut self, check: &str, why: &str) {
         self.line("--", check, &format!("not checked: {why}"));
     }
+
+    /// One line per check.
+    pub fn text(&self) -> String {
+        self.entries
+            .iter()
+            .map(|(mark, check, detail)| format!("{mark:<4} {check:<10} {detail}\n"))
+            .collect()
+    }
+
+    /// `--json`: `{"checks": [{"status", "check", "detail"}], "failed"}`.
+    pub fn json(&self) -> String {
+        let checks: Vec<serde_json::Value> = self
+            .entries
+            .iter()
+            .map(|(mark, check, detail)| {
+                let status = match *mark {
+                    "FAIL" => "fail",
+                    "--" => "skipped",
+                    other => other,
+                };
+                serde_json::json!({"status": status, "check": check, "detail": detail})
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(
+            &serde_json::json!({"checks": checks, "failed": self.failed}),
+        )
+        .expect("a JSON document encodes");
+        text.push('\n');
+        text
+    }
 }
 
-pub async fn run(path: &Path) -> Report {
-    let mut report = Report::default();
+pub async fn run(path: &Path, config_flag: Option<&Path>) -> Report {
+    let mut report = Report {
+        config_flag: config_flag.map_or(String::new(), |p| {
+            format!(" --config {}", printable(&p.display().to_string()))
+        }),
+        ..Report::default()
+    };
     let config = match Config::load(path) {
         Ok(config) => config,
         Err(e) => {
@@ -59,6 +103,15 @@ pub async fn run(path: &Path) -> Report {
             path.display()
         ),
     );
+    if let Some(file) = config.audit_log() {
+        match crate::audit::Audit::check_file(file) {
+            Ok(()) => report.ok(
+                "auditLog",
+                format!("{} can be appended to, privately", file.display()),
+            ),
+            Err(e) => report.fail("auditLog", format!("{e} (serve refuses to start with it)")),
+        }
+    }
     if let Transport::Http(http) = config.transport() {
         check_http(&mut report, http, path).await;
     }
@@ -104,6 +157,15 @@ pub async fn run(path: &Path) -> Report {
 async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
     match http.auth() {
         HttpAuth::Token => match BearerToken::from_env() {
+            // A serve of this config runs with its own token: this shell
+            // simply does not have it.
+            Err(TokenError::Missing) if !super::reload::serving(path).is_empty() => report.fail(
+                "token",
+                format!(
+                    "HERDR_MCP_TOKEN is not set in this shell, but a serve of this config is running (pid {}) with its own: to check that token, export it here from where your service reads it; do not make a new one",
+                    pid_list(&super::reload::serving(path))
+                ),
+            ),
             Ok(full) => {
                 report.ok("token", "HERDR_MCP_TOKEN is set and looks generated");
                 match BearerToken::read_from_env(&full) {
@@ -132,18 +194,18 @@ async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
             ),
         );
     }
-    let serving = super::reload::serving(path);
+    // Only the serves of this config that hold the port are named.
+    let holders: Vec<u32> = super::reload::serving(path)
+        .into_iter()
+        .filter(|pid| super::reload::listening_ports(*pid).contains(&port))
+        .collect();
     match std::net::TcpListener::bind(("127.0.0.1", port)) {
         Ok(_) => report.ok("port", format!("127.0.0.1:{port} is free for serve")),
-        Err(_) if !serving.is_empty() => report.ok(
+        Err(_) if !holders.is_empty() => report.ok(
             "port",
             format!(
-                "127.0.0.1:{port} is in use by the running serve of this config (pid {})",
-                serving
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "127.0.0.1:{port} is held by the running serve of this config (pid {})",
+                pid_list(&holders)
             ),
         ),
         Err(e) => report.fail(
@@ -209,6 +271,13 @@ async fn check_oauth(report: &mut Report, http: &HttpConfig, oauth: &OAuthConfig
     );
 }
 
+fn pid_list(pids: &[u32]) -> String {
+    pids.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn check_core(report: &mut Report, config: &Config, live: &str) {
     match config.core_id() {
         Some(id) if id.as_str() == live => report.ok("coreId", format!("matches hc's core_id {live}")),
@@ -218,22 +287,27 @@ fn check_core(report: &mut Report, config: &Config, live: &str) {
                 "is {id}, but hc is now core {live} (hc restarted): nothing can be sent; approve again with herdr-core-mcp allow ADDRESS (it updates coreId)"
             ),
         ),
-        None => report.fail(
-            "coreId",
-            format!(
-                "not set, so nothing can be sent: approve a terminal of core {live} with herdr-core-mcp allow ADDRESS"
-            ),
-        ),
+        // A read-only setup: reading works, and nothing can be sent.
+        None => {
+            let flag = report.config_flag.clone();
+            report.note(
+                "coreId",
+                format!(
+                    "not set: a read-only setup (nothing can be sent); to send, approve a terminal of core {live} with herdr-core-mcp allow{flag} ADDRESS"
+                ),
+            )
+        }
     }
 }
 
 fn check_approvals(report: &mut Report, config: &Config, terminals: &[TerminalRecord]) {
     let mut approvals: Vec<_> = config.approvals().collect();
     approvals.sort_by(|(a, _), (b, _)| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
+    let flag = report.config_flag.clone();
     if approvals.is_empty() {
-        report.fail(
+        report.note(
             "approvals",
-            "none, so nothing can be sent: approve a terminal with herdr-core-mcp allow ADDRESS",
+            format!("none: nothing can be sent (reading works); approve a terminal with herdr-core-mcp allow{flag} ADDRESS"),
         );
         return;
     }
@@ -259,14 +333,14 @@ fn check_approvals(report: &mut Report, config: &Config, terminals: &[TerminalRe
             Some(_) => report.fail(
                 "approval",
                 format!(
-                    "{what} has finished: remove it with herdr-core-mcp revoke {} --created-ms {}",
+                    "{what} has finished: remove it with herdr-core-mcp revoke{flag} {} --created-ms {}",
                     lifetime.address, lifetime.created_ms
                 ),
             ),
             None => report.fail(
                 "approval",
                 format!(
-                    "{what} names no terminal of this core (stale): remove it with herdr-core-mcp revoke {} --created-ms {}",
+                    "{what} names no terminal of this core (stale): remove it with herdr-core-mcp revoke{flag} {} --created-ms {}",
                     lifetime.address, lifetime.created_ms
                 ),
             ),

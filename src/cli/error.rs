@@ -64,6 +64,10 @@ pub enum Error {
         "no --config given, and neither XDG_CONFIG_HOME nor HOME is an absolute path to find herdr-core-mcp/config.json under: pass --config FILE"
     )]
     NoDefaultConfig,
+    /// `init` cannot write the config it was asked for (the message says
+    /// why and what to do).
+    #[error("{0}")]
+    Init(String),
     /// `doctor` found problems (its lines say which, and the fixes).
     #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
     Doctor { failed: usize },
@@ -83,7 +87,8 @@ impl Error {
             | Error::OAuth(_)
             | Error::Audit(_)
             | Error::Inherit(_)
-            | Error::NoDefaultConfig => USAGE,
+            | Error::NoDefaultConfig
+            | Error::Init(_) => USAGE,
             Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)
             | Error::Core(_)

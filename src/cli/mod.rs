@@ -7,6 +7,7 @@ mod doctor;
 mod error;
 mod reload;
 mod run;
+mod setup;
 
 pub use error::Error;
 pub use run::run;
@@ -16,6 +17,7 @@ use std::sync::OnceLock;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+use crate::config::SendMode;
 use crate::hc::wire::PINNED_VERSION;
 use crate::tools::PROTOCOL_VERSIONS;
 
@@ -28,7 +30,6 @@ pub const DEFAULT_CONFIG: &str = "herdr-core-mcp/config.json";
     name = "herdr-core-mcp",
     version,
     about = "MCP server that lets AI assistants see and prompt the existing terminals of a local herdr-core (hc) 0.1.15, safely",
-    after_help = "Every --config defaults to $XDG_CONFIG_HOME/herdr-core-mcp/config.json (else ~/.config/herdr-core-mcp/config.json).",
     propagate_version = true
 )]
 pub struct Cli {
@@ -39,8 +40,7 @@ pub struct Cli {
 /// `--config FILE`, optional everywhere.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigArg {
-    /// The operator's JSON config [default: $XDG_CONFIG_HOME/herdr-core-mcp/config.json,
-    /// else ~/.config/herdr-core-mcp/config.json].
+    /// The operator's JSON config (default: see the end of this help).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -75,6 +75,11 @@ pub enum Command {
         /// an Enter into whatever the line before started.
         #[arg(long)]
         multiline: bool,
+        /// How this terminal may be prompted: idle-only (only while idle)
+        /// or normal (also when done: follow-ups to an agent that reports
+        /// done after each task). Default: the config's sendMode.
+        #[arg(long, value_name = "MODE", value_parser = parse_send_mode)]
+        mode: Option<SendMode>,
         /// Show what would be written, and write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -87,10 +92,17 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArg,
         /// Terminal address, e.g. t1.
-        address: String,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        address: Option<String>,
         /// Only the lifetime with this created_ms (default: every lifetime at ADDRESS).
-        #[arg(long, value_name = "MS")]
+        #[arg(long, value_name = "MS", requires = "address")]
         created_ms: Option<i64>,
+        /// Remove every approval.
+        #[arg(long)]
+        all: bool,
+        /// Show what would be removed, and write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Check the setup, one line per check with ok or FAIL and the fix:
     /// config, token (HTTP), socket, handshake pins, coreId, each approval,
@@ -98,11 +110,33 @@ pub enum Command {
     Doctor {
         #[command(flatten)]
         config: ConfigArg,
+        /// Print JSON: {"checks": [{"status", "check", "detail"}], "failed"}.
+        #[arg(long)]
+        json: bool,
     },
     /// Tell every running serve of this config to reload it (SIGHUP).
     Reload {
         #[command(flatten)]
         config: ConfigArg,
+    },
+    /// Write a first, private config (folders 0700, file 0600; never over an
+    /// existing one) and print the next steps.
+    Init {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// hc's socket [default: $XDG_RUNTIME_DIR/herdr-core/hc.sock].
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// How MCP hosts reach it: stdio (the host starts it) or http.
+        #[arg(long, value_name = "TRANSPORT", default_value = "stdio", value_parser = ["stdio", "http"])]
+        transport: String,
+    },
+    /// List this user's running serves: pid, transport, port, since when,
+    /// config.
+    Status {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a shell completion script.
     Completions {
@@ -111,6 +145,15 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+}
+
+/// `--mode`'s values, spelt as in the config.
+fn parse_send_mode(value: &str) -> Result<SendMode, String> {
+    match value {
+        "idle-only" => Ok(SendMode::IdleOnly),
+        "normal" => Ok(SendMode::Normal),
+        other => Err(format!("expected idle-only or normal, got {other:?}")),
+    }
 }
 
 /// `--version`: the adapter's version, the hc version it speaks and the MCP
@@ -127,7 +170,64 @@ pub fn long_version() -> &'static str {
     })
 }
 
-/// The command line's definition, with the long version.
+/// One example per subcommand, shown at the end of its `--help`.
+const EXAMPLES: [(&str, &str); 10] = [
+    (
+        "serve",
+        "herdr-core-mcp serve --config ~/.config/herdr-core-mcp/config.json",
+    ),
+    ("inspect-core", "herdr-core-mcp inspect-core --json"),
+    ("allow", "herdr-core-mcp allow --mode normal t1"),
+    ("revoke", "herdr-core-mcp revoke --dry-run t1"),
+    ("doctor", "herdr-core-mcp doctor --json"),
+    ("reload", "herdr-core-mcp reload"),
+    (
+        "init",
+        "herdr-core-mcp init --socket /run/user/1000/herdr-core/hc.sock",
+    ),
+    ("status", "herdr-core-mcp status --json"),
+    (
+        "completions",
+        "herdr-core-mcp completions bash > ~/.local/share/bash-completion/completions/herdr-core-mcp",
+    ),
+    (
+        "man",
+        "herdr-core-mcp man > ~/.local/share/man/man1/herdr-core-mcp.1",
+    ),
+];
+
+/// What every `--help` ends with: where the config is, the environment,
+/// the exit codes, and an example.
+fn footer(config: &str, example: &str) -> String {
+    format!(
+        "Config: --config defaults to {config}\n\nEnvironment:\n  HERDR_MCP_TOKEN       bearer token for HTTP (token mode): every tool\n  HERDR_MCP_READ_TOKEN  optional HTTP token for the read tools only\n  RUST_LOG              log filter (logs go to stderr), e.g. info or debug\n  XDG_CONFIG_HOME, HOME where the default config is\n  LISTEN_FDS, LISTEN_PID  a listening socket passed by systemd (HTTP)\n\nExit status: 0 ok, 1 runtime failure, 2 usage or config error\n\nExample:\n  {example}"
+    )
+}
+
+/// The command line's definition as `--help` shows it: the default config
+/// path resolved for this user.
 pub fn command() -> clap::Command {
-    Cli::command().long_version(long_version())
+    let config = run::default_config().map_or_else(
+        || "nothing: neither XDG_CONFIG_HOME nor HOME is set, so pass --config".to_owned(),
+        |p| p.display().to_string(),
+    );
+    with_footers(&config)
+}
+
+/// The definition for generated files (man page, completions), which say
+/// where the default config is in general.
+pub fn reference_command() -> clap::Command {
+    with_footers(
+        "$XDG_CONFIG_HOME/herdr-core-mcp/config.json (else ~/.config/herdr-core-mcp/config.json)",
+    )
+}
+
+fn with_footers(config: &str) -> clap::Command {
+    let mut command = Cli::command()
+        .long_version(long_version())
+        .after_help(footer(config, "herdr-core-mcp doctor"));
+    for (name, example) in EXAMPLES {
+        command = command.mut_subcommand(name, |sub| sub.after_help(footer(config, example)));
+    }
+    command
 }

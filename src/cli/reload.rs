@@ -125,6 +125,96 @@ pub fn serving(path: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// A running serve of this program and user, and the config it runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Serve {
+    pub pid: u32,
+    /// The real path of its config, when it can be told.
+    pub config: Option<PathBuf>,
+}
+
+/// Every serve of this program that this user runs, whatever its config.
+pub fn all_serves() -> Vec<Serve> {
+    let own = std::process::id();
+    let program = Program::this();
+    pids()
+        .into_iter()
+        .filter(|pid| *pid != own)
+        .filter_map(|pid| {
+            let args = cmdline(pid);
+            (args.get(1).is_some_and(|a| a == "serve") && program.runs(pid)).then(|| Serve {
+                pid,
+                config: config_of(pid, &args),
+            })
+        })
+        .collect()
+}
+
+/// The TCP ports process `pid` listens on (its sockets matched against
+/// the kernel's listening sockets).
+pub fn listening_ports(pid: u32) -> Vec<u16> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let inodes: Vec<String> = fds
+        .filter_map(|fd| {
+            let target = std::fs::read_link(fd.ok()?.path()).ok()?;
+            let target = target.to_str()?;
+            Some(
+                target
+                    .strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let mut ports = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local_address is HEXIP:HEXPORT, st 0A is LISTEN, inode is field 9.
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            if *state != "0A" || !inodes.iter().any(|i| i == inode) {
+                continue;
+            }
+            if let Some(port) = local
+                .rsplit(':')
+                .next()
+                .and_then(|p| u16::from_str_radix(p, 16).ok())
+            {
+                ports.push(port);
+            }
+        }
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
+/// When process `pid` started, in seconds since the epoch.
+pub fn started_s(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses;
+    // starttime is field 22 overall, the 20th after it.
+    let after = stat.rsplit_once(')')?.1;
+    let ticks: u64 = after.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
+    Some(boot + ticks / per_second)
+}
+
 /// Signals every serve of `path`, and reports each.
 pub fn run(path: &Path) -> Report {
     let wanted = real(path);

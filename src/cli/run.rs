@@ -31,13 +31,16 @@ pub async fn run(command: Command) -> Result<(), Error> {
         Command::Allow {
             config,
             multiline,
+            mode,
             dry_run,
             address,
         } => {
             let approval = approve::Request {
                 address: &address,
                 multiline,
+                mode,
                 dry_run,
+                config_flag: config.config.as_deref(),
             };
             approve::allow(&config.resolve()?, &approval).await?
         }
@@ -45,10 +48,20 @@ pub async fn run(command: Command) -> Result<(), Error> {
             config,
             address,
             created_ms,
-        } => approve::revoke(&config.resolve()?, &address, created_ms)?,
-        Command::Doctor { config } => {
-            let report = doctor::run(&config.resolve()?).await;
-            print(&report.text)?;
+            all: _,
+            dry_run,
+        } => {
+            let revocation = approve::Revocation {
+                address: address.as_deref(),
+                created_ms,
+                dry_run,
+                config_flag: config.config.as_deref(),
+            };
+            approve::revoke(&config.resolve()?, &revocation)?
+        }
+        Command::Doctor { config, json } => {
+            let report = doctor::run(&config.resolve()?, config.config.as_deref()).await;
+            print(&if json { report.json() } else { report.text() })?;
             return match report.failed {
                 0 => Ok(()),
                 failed => Err(Error::Doctor { failed }),
@@ -63,6 +76,17 @@ pub async fn run(command: Command) -> Result<(), Error> {
             print(&report.text)?;
             return Ok(report.outcome?);
         }
+        Command::Init {
+            config,
+            socket,
+            transport,
+        } => super::setup::init(
+            &config.resolve()?,
+            socket,
+            transport == "http",
+            config.config.as_deref(),
+        )?,
+        Command::Status { json } => super::setup::status(json),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut super::command(), "herdr-core-mcp", &mut script);
@@ -98,7 +122,7 @@ impl ConfigArg {
 }
 
 /// `$XDG_CONFIG_HOME/herdr-core-mcp/config.json`, else under `~/.config`.
-fn default_config() -> Option<PathBuf> {
+pub(super) fn default_config() -> Option<PathBuf> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)
@@ -112,7 +136,15 @@ fn default_config() -> Option<PathBuf> {
 async fn serve(config_path: &Path) -> Result<(), Error> {
     let config = Config::load(config_path)?;
     let endpoint = match config.transport() {
-        Transport::Stdio => Endpoint::Stdio(Pipes::process()),
+        Transport::Stdio => {
+            // Someone ran it by hand: say what it is waiting for.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!(
+                    "herdr-core-mcp: serve speaks MCP on stdin/stdout and is meant to be launched by an MCP host (see README, Hosts); press Ctrl-D to stop"
+                );
+            }
+            Endpoint::Stdio(Pipes::process())
+        }
         Transport::Http(http) => Endpoint::Http(http_endpoint(http)?),
     };
     // Every handler is installed before serving, so an early signal is

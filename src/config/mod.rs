@@ -121,6 +121,16 @@ pub struct Approval {
     /// TAB and LF may be sent: only for programs that read a paste as one
     /// input (agent CLIs with bracketed paste), never for shells.
     pub multiline: bool,
+    /// How it may be prompted, when the entry says (`allow --mode`);
+    /// otherwise the top-level `sendMode`.
+    pub send_mode: Option<SendMode>,
+}
+
+impl Approval {
+    /// The mode sends to this lifetime use under `default` (the top level).
+    pub fn mode(&self, default: SendMode) -> SendMode {
+        self.send_mode.unwrap_or(default)
+    }
 }
 
 /// The transport `serve` speaks; only HTTP has settings.
@@ -321,6 +331,7 @@ fn allowlist(entries: Vec<RawLifetime>) -> Result<HashMap<TerminalLifetime, Appr
         };
         let approval = Approval {
             multiline: entry.multiline,
+            send_mode: entry.send_mode,
         };
         if approvals
             .insert(lifetime, approval)
@@ -328,7 +339,7 @@ fn allowlist(entries: Vec<RawLifetime>) -> Result<HashMap<TerminalLifetime, Appr
         {
             return Err(invalid(
                 format!("sendAllowlist[{i}]"),
-                "lists a lifetime again with another multiline value: keep one entry per lifetime",
+                "lists a lifetime again with another multiline or sendMode value: keep one entry per lifetime",
             ));
         }
     }

@@ -28,6 +28,9 @@ pub struct RawLifetime {
     /// TAB and LF may be sent to this lifetime (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multiline: bool,
+    /// How this lifetime may be prompted (default: the top-level sendMode).
+    #[serde(default, rename = "sendMode", skip_serializing_if = "Option::is_none")]
+    pub send_mode: Option<SendMode>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, Default, PartialEq, Eq)]
@@ -113,6 +116,11 @@ fn figment_detail(error: figment::Error) -> String {
                 },
                 known.join(", ")
             );
+        }
+        // figment's own wording quotes the list inside quotes
+        // (``a` or `b``); say it plainly.
+        figment::error::Kind::UnknownVariant(found, expected) => {
+            format!("{found:?} is not one of: {}", expected.join(", "))
         }
         kind => kind.to_string(),
     };

@@ -49,7 +49,8 @@ pub enum CoreError {
 
     /// The whole call did not finish within `timeoutMs`.
     #[error(
-        "hc at {path} did not answer {method} within {timeout_ms} ms: check hc is responsive, or raise timeoutMs"
+        "hc at {path} did not answer {method} within {timeout_ms} ms: check hc is responsive, or raise timeoutMs{hint}",
+        hint = not_hc_hint(*method)
     )]
     Timeout {
         path: PathBuf,
@@ -64,7 +65,7 @@ pub enum CoreError {
     ReplyTooLarge { path: PathBuf, method: Method },
 
     /// The reply broke the JSON-RPC or result-shape rules of the contract.
-    #[error("hc at {path} broke the protocol on {method}: {detail}; the connection was discarded")]
+    #[error("hc at {path} broke the protocol on {method}: {detail}; the connection was discarded{hint}", hint = not_hc_hint(*method))]
     Protocol {
         path: PathBuf,
         method: Method,
@@ -72,7 +73,7 @@ pub enum CoreError {
     },
 
     /// hc closed the connection before answering.
-    #[error("hc at {path} closed the connection before answering {method}")]
+    #[error("hc at {path} closed the connection before answering {method}{hint}", hint = not_hc_hint(*method))]
     Closed { path: PathBuf, method: Method },
 
     /// Reading or writing the socket failed.
@@ -101,6 +102,16 @@ pub enum CoreError {
         "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Approve again with herdr-core-mcp allow ADDRESS"
     )]
     CoreChanged { expected: CoreId, actual: CoreId },
+}
+
+/// The handshake is the first thing said on a socket: when it fails this
+/// way, the socket may not be hc's at all.
+fn not_hc_hint(method: Method) -> &'static str {
+    if method == Method::Hello {
+        ". Is socketPath really hc's socket? Something answers there, but not as hc 0.1.15 does"
+    } else {
+        ""
+    }
 }
 
 fn rpc_message(method: Method, code: i64, message: &str, kind: Option<&ErrorKind>) -> String {

@@ -120,7 +120,20 @@ impl Framed {
         id: u64,
     ) -> Result<R, CoreError> {
         self.read_line(method).await?;
-        let parsed = parse_reply(&self.line, id).map_err(|detail| self.protocol(method, detail));
+        let parsed = parse_reply(&self.line, id).map_err(|detail| {
+            // A web server on the socket answers the JSON line with HTTP.
+            if self.line.starts_with(b"HTTP/") {
+                let status = String::from_utf8_lossy(&self.line[..self.line.len().min(40)]);
+                return self.protocol(
+                    method,
+                    format!(
+                        "it answered with HTTP ({:?}), not JSON-RPC: socketPath names a web server's socket, not hc's",
+                        status.trim_end()
+                    ),
+                );
+            }
+            self.protocol(method, detail)
+        });
         let outcome = match parsed {
             Ok(Reply::Result(raw)) => serde_json::from_str::<R>(raw.get())
                 .map_err(|e| self.protocol(method, format!("result has the wrong shape: {e}"))),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Tools;
 use super::cursor::Position;
 use super::error::{ToolError, structured};
-use crate::config::TerminalLifetime;
+use crate::config::{SendMode, TerminalLifetime};
 use crate::escape::printable;
 use crate::hc::wire::TerminalRecord;
 
@@ -40,6 +40,10 @@ pub struct Session {
     /// True when send_approved and the operator also allowed multi-line
     /// prompts (TAB and LF) for it; otherwise send one line only.
     pub multiline_allowed: bool,
+    /// When send_approved: how it may be prompted. `idle-only`: only while
+    /// idle; `normal`: also when done (an agent that reports done after
+    /// each task can take follow-ups). Null when not approved.
+    pub send_mode: Option<SendMode>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -88,6 +92,7 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
     // One snapshot for the whole page: every record is judged by the same config.
     let loaded = tools.app().loaded();
     let approvals = loaded.approvals().ok();
+    let config_mode = loaded.config().send_mode();
     let sessions: Vec<Session> = page
         .iter()
         .map(|record| {
@@ -100,6 +105,7 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
                 record: record.clone(),
                 send_approved: approval.is_some(),
                 multiline_allowed: approval.is_some_and(|a| a.multiline),
+                send_mode: approval.map(|a| a.mode(config_mode)),
             }
         })
         .collect();

@@ -147,8 +147,10 @@ impl SendPromptOutput {
         let Attempt {
             preflight,
             guard,
+            mode: approved_mode,
             verdict,
         } = attempt;
+        let mode = approved_mode.unwrap_or(mode);
         let (outcome, core_status, core_status_seq) = match &verdict {
             Verdict::Sent(Accepted {
                 status, status_seq, ..
@@ -174,7 +176,15 @@ impl SendPromptOutput {
         SendPromptOutput {
             outcome,
             reason_code: verdict.code(),
-            reason: verdict.reason(&args.address, created_ms),
+            reason: match &verdict {
+                // The dead end of idle-only mode: an agent that reports
+                // done after each task never becomes idle by itself.
+                Verdict::NotSent(verdict::Refusal::StatusMismatch {
+                    actual: Some(TerminalStatus::Done),
+                    ..
+                }) if mode == SendMode::IdleOnly => done_in_idle_only(&args.address),
+                _ => verdict.reason(&args.address, created_ms),
+            },
             send_mode: mode,
             preflight_status: preflight.as_ref().map(|p| p.status),
             atomic_status_guard: guard,
@@ -206,6 +216,13 @@ impl SendPromptOutput {
             caller,
         }
     }
+}
+
+fn done_in_idle_only(address: &str) -> String {
+    let address = printable(address);
+    format!(
+        "hc refused atomically: the terminal was done, not idle; nothing was sent. This agent reports done after its work and may not become idle by itself, so waiting for idle may never end. Read its output (read_output); if follow-up prompts are wanted, the operator approves it for them with: herdr-core-mcp allow --mode normal {address}"
+    )
 }
 
 fn render(out: &SendPromptOutput) -> String {

@@ -33,6 +33,8 @@ pub struct Preflight {
 pub struct Cleared {
     pub lifetime: TerminalLifetime,
     pub guard: Option<SendGuard>,
+    /// The approval's mode (its own, else the top-level one).
+    pub mode: SendMode,
 }
 
 /// A finished attempt: what the preflight saw (if it ran), the guard it
@@ -41,6 +43,8 @@ pub struct Cleared {
 pub struct Attempt {
     pub preflight: Option<Preflight>,
     pub guard: Option<SendGuard>,
+    /// The mode the target's approval gave, once it was cleared.
+    pub mode: Option<SendMode>,
     pub verdict: Verdict,
 }
 
@@ -49,6 +53,7 @@ impl Attempt {
         Attempt {
             preflight,
             guard: None,
+            mode: None,
             verdict: Verdict::NotSent(refusal),
         }
     }
@@ -87,7 +92,11 @@ pub async fn attempt(
             Err(refusal) => return Attempt::refused(None, refusal),
         },
     };
-    let Cleared { lifetime, guard } = match check_target(config, core_id, args, &preflight) {
+    let Cleared {
+        lifetime,
+        guard,
+        mode,
+    } = match check_target(config, core_id, args, &preflight) {
         Ok(cleared) => cleared,
         Err(refusal) => return Attempt::refused(Some(preflight), refusal),
     };
@@ -104,6 +113,7 @@ pub async fn attempt(
     Attempt {
         preflight: Some(preflight),
         guard,
+        mode: Some(mode),
         verdict,
     }
 }
@@ -197,8 +207,13 @@ fn check_target(
     {
         return Err(Refusal::LineControl { index, character });
     }
-    let guard = guard_for(config.send_mode(), preflight.status)?;
-    Ok(Cleared { lifetime, guard })
+    let mode = approval.mode(config.send_mode());
+    let guard = guard_for(mode, preflight.status)?;
+    Ok(Cleared {
+        lifetime,
+        guard,
+        mode,
+    })
 }
 
 /// The send mode's table: which preflight statuses may be sent to, and

@@ -127,7 +127,9 @@ fn preflight(core_id: &str, created_ms: i64, status: TerminalStatus) -> Prefligh
 fn target(mode: &str, args: &SendPromptArgs, preflight: &Preflight) -> String {
     let config = config(&format!(r#", "coreId": "{CORE}", "sendMode": "{mode}""#));
     match check_target(&config, &core(CORE), args, preflight) {
-        Ok(Cleared { lifetime, guard }) => {
+        Ok(Cleared {
+            lifetime, guard, ..
+        }) => {
             assert_eq!(lifetime.address, args.address);
             assert_eq!(lifetime.created_ms, preflight.created_ms);
             format!("cleared guard={}", guard.map_or("none", SendGuard::as_str))

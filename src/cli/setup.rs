@@ -1,0 +1,159 @@
+//! `init` (a first, private config and the next steps) and `status` (this
+//! user's running serves).
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::error::Error;
+use super::reload;
+use crate::config::{Config, Transport};
+use crate::escape::{printable, readable_ms};
+
+/// Where hc's socket usually is when `--socket` is not given: under the
+/// user's runtime directory, where the systemd units put it.
+const DEFAULT_SOCKET: &str = "herdr-core/hc.sock";
+
+/// Writes a new private config at `path` (folders it creates 0700, the
+/// file 0600, never over an existing file) and returns the next steps.
+pub fn init(
+    path: &Path,
+    socket: Option<PathBuf>,
+    http: bool,
+    config_flag: Option<&Path>,
+) -> Result<String, Error> {
+    let socket = match socket {
+        Some(socket) if socket.is_absolute() => socket,
+        Some(socket) => {
+            return Err(Error::Init(format!(
+                "--socket must be an absolute path, got {}",
+                printable(&socket.display().to_string())
+            )));
+        }
+        None => std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(DEFAULT_SOCKET))
+            .ok_or_else(|| {
+                Error::Init(
+                    "XDG_RUNTIME_DIR is not set, so there is no usual place for hc's socket: pass --socket PATH".to_owned(),
+                )
+            })?,
+    };
+    let mut config = json!({"socketPath": socket, "sendMode": "idle-only", "sendAllowlist": []});
+    if http {
+        config["transport"] = json!("http");
+        config["http"] = json!({"port": 8765});
+    }
+    let shown = printable(&path.display().to_string()).into_owned();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| Error::Init(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let mut text = serde_json::to_string_pretty(&config).expect("a JSON document encodes");
+    text.push('\n');
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())
+                .and_then(|()| file.sync_all())
+        });
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Error::Init(format!(
+                "{shown} already exists and is left as it is: edit it, or pass --config with another path"
+            )));
+        }
+        Err(e) => return Err(Error::Init(format!("cannot write {shown}: {e}"))),
+    }
+    let flag = config_flag.map_or(String::new(), |p| {
+        format!(" --config {}", printable(&p.display().to_string()))
+    });
+    let mut out = format!(
+        "wrote {shown} (mode 0600): socketPath {}\nnext:\n  herdr-core-mcp inspect-core{flag}        # the core and its terminals (check socketPath if it fails)\n  herdr-core-mcp allow{flag} ADDRESS      # approve a terminal; add --mode normal for follow-up prompts\n  herdr-core-mcp doctor{flag}             # every line ok\n",
+        printable(&socket.display().to_string())
+    );
+    let bin = std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "herdr-core-mcp".to_owned());
+    let config_path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let config_path = config_path.display();
+    if http {
+        out.push_str(&format!(
+            "then serve it (HTTP on 127.0.0.1:8765) with a token from the environment:\n  export HERDR_MCP_TOKEN=\"$(openssl rand -base64 32)\"\n  herdr-core-mcp serve{flag}\nand add it to an MCP host, e.g.:\n  claude mcp add --transport http herdr http://127.0.0.1:8765/mcp --header \"Authorization: Bearer $HERDR_MCP_TOKEN\"\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "then add it to your MCP host, which starts it over stdio, e.g.:\n  claude mcp add herdr -- {bin} serve --config {config_path}\n"
+        ));
+    }
+    Ok(out)
+}
+
+/// This user's running serves: pid, config, transport, port, since when.
+pub fn status(json: bool) -> String {
+    let rows: Vec<Value> = reload::all_serves()
+        .into_iter()
+        .map(|serve| {
+            let loaded = serve.config.as_deref().map(Config::load);
+            let transport = match &loaded {
+                Some(Ok(config)) => match config.transport() {
+                    Transport::Stdio => "stdio",
+                    Transport::Http(_) => "http",
+                },
+                _ => "?",
+            };
+            json!({
+                "pid": serve.pid,
+                "config": serve.config.as_ref().map(|c| printable(&c.display().to_string()).into_owned()),
+                "transport": transport,
+                "ports": reload::listening_ports(serve.pid),
+                "started_ms": reload::started_s(serve.pid).map(|s| s * 1000),
+            })
+        })
+        .collect();
+    if json {
+        let mut text = serde_json::to_string_pretty(&json!({"serves": rows}))
+            .expect("a JSON document encodes");
+        text.push('\n');
+        return text;
+    }
+    if rows.is_empty() {
+        return "no serve of herdr-core-mcp is running for this user\n".to_owned();
+    }
+    let mut out = format!(
+        "{:<8} {:<9} {:<7} {:<20} {}\n",
+        "PID", "TRANSPORT", "PORT", "SINCE", "CONFIG"
+    );
+    for row in rows {
+        let ports: Vec<String> = row["ports"]
+            .as_array()
+            .map(|p| p.iter().map(Value::to_string).collect())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{:<8} {:<9} {:<7} {:<20} {}\n",
+            row["pid"],
+            row["transport"].as_str().unwrap_or("?"),
+            if ports.is_empty() {
+                "-".to_owned()
+            } else {
+                ports.join(",")
+            },
+            row["started_ms"]
+                .as_i64()
+                .map_or("?".to_owned(), readable_ms),
+            row["config"].as_str().unwrap_or("?"),
+        ));
+    }
+    out
+}
