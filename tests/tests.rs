@@ -14,6 +14,7 @@ mod core_client;
 mod fault_matrix;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
+mod generated_files;
 mod http_flood;
 mod http_transport;
 mod inspect_core;
