@@ -5,6 +5,7 @@
 
 mod doctor;
 mod error;
+mod generated;
 mod reload;
 mod run;
 mod setup;

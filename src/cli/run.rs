@@ -88,15 +88,10 @@ pub async fn run(command: Command) -> Result<(), Error> {
         )?,
         Command::Status { json } => super::setup::status(json),
         Command::Completions { shell } => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut super::command(), "herdr-core-mcp", &mut script);
-            String::from_utf8_lossy(&script).into_owned()
+            super::generated::completion(shell, super::reference_command())
         }
         Command::Man => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(super::command())
-                .render(&mut page)
-                .map_err(Error::Output)?;
+            let page = super::generated::man(super::reference_command()).map_err(Error::Output)?;
             String::from_utf8_lossy(&page).into_owned()
         }
     };
