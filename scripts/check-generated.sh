@@ -9,7 +9,8 @@
 # sudo; the systemd package also brings the pages the man page's SEE ALSO
 # names), then runs those tests. Without the programs the tests fail rather
 # than skip, so CI runs this before scripts/test.sh.
-# Usage: scripts/check-generated.sh [extra nextest/cargo test args]
+# Usage: scripts/check-generated.sh [--install-only | extra nextest/cargo test args]
+# (scripts/test.sh runs it with --install-only, then the whole suite.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +47,10 @@ for program in "${!packages[@]}"; do
         exit 1
     }
 done
+
+if [ "${1:-}" = "--install-only" ]; then
+    exit 0
+fi
 
 # The same features (and so the same build) as scripts/test.sh.
 features=(--features herdr-core-mcp/fuzzing)

@@ -13,6 +13,9 @@ features=(--features herdr-core-mcp/fuzzing)
 # the official Python MCP SDK's OAuth client; installed project-locally,
 # pinned, once.
 scripts/oauth-deps.sh
+# The generated completions, man page and units are checked by the programs
+# that read them (bash, zsh, fish, groff, mandoc, systemd-analyze).
+scripts/check-generated.sh --install-only
 
 # The integration tests spawn the simulator example and the adapter binary.
 cargo build --workspace --bins --examples --quiet "${features[@]}"
