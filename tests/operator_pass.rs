@@ -366,3 +366,27 @@ async fn doctor_beside_a_running_serve_asks_for_its_token_and_names_it_on_the_po
         "{out}"
     );
 }
+
+#[test]
+fn serve_started_by_hand_at_a_terminal_says_what_it_is_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::support::write_config(dir.path(), &json!({"socketPath": "/tmp/none.sock"}));
+    let line = "serve speaks MCP on stdin/stdout and is meant to be launched by an MCP host";
+    // `script` (util-linux) gives serve a terminal for stdin; its own input
+    // is empty, so the terminal closes and serve ends.
+    let command = format!(
+        "{} serve --config {}",
+        crate::support::adapter_bin().display(),
+        config.display()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(said.contains(line), "{said}");
+    // Launched by a host (stdin a pipe), it says nothing of the kind.
+    let (_, _, err) = adapter(&["serve", "--config", config.to_str().unwrap()]);
+    assert!(!err.contains(line), "{err}");
+}
