@@ -5,5 +5,6 @@
 # sends a prompt, reads the reply, and sees an unapproved send refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example demo
+echo "demo: building the adapter, the hc simulator and the demo client (release): the first build takes a few minutes" >&2
+cargo build --release --bin herdr-core-mcp --example hc-sim --example demo
 exec target/release/examples/demo
