@@ -284,7 +284,10 @@ fn messages_say_what_to_do() {
     );
     let (code, _, err) = adapter(&["allow", "--mode", "busy", "t1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("expected idle-only or normal"), "{err}");
+    assert!(
+        err.contains("[possible values: idle-only, normal]"),
+        "{err}"
+    );
     assert!(!err.contains("``"), "no doubled backticks: {err}");
 }
 

@@ -16,6 +16,7 @@ pub use run::run;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use clap::builder::TypedValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::config::SendMode;
@@ -79,7 +80,7 @@ pub enum Command {
         /// How this terminal may be prompted: idle-only (only while idle)
         /// or normal (also when done: follow-ups to an agent that reports
         /// done after each task). Default: the config's sendMode.
-        #[arg(long, value_name = "MODE", value_parser = parse_send_mode)]
+        #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(["idle-only", "normal"]).map(|mode| parse_send_mode(&mode)))]
         mode: Option<SendMode>,
         /// Show what would be written, and write nothing.
         #[arg(long)]
@@ -148,12 +149,11 @@ pub enum Command {
     Man,
 }
 
-/// `--mode`'s values, spelt as in the config.
-fn parse_send_mode(value: &str) -> Result<SendMode, String> {
+/// `--mode`'s values (clap has checked them), spelt as in the config.
+fn parse_send_mode(value: &str) -> SendMode {
     match value {
-        "idle-only" => Ok(SendMode::IdleOnly),
-        "normal" => Ok(SendMode::Normal),
-        other => Err(format!("expected idle-only or normal, got {other:?}")),
+        "normal" => SendMode::Normal,
+        _ => SendMode::IdleOnly,
     }
 }
 
@@ -200,8 +200,13 @@ const EXAMPLES: [(&str, &str); 10] = [
 /// What every `--help` ends with: where the config is, the environment,
 /// the exit codes, and an example.
 fn footer(config: &str, example: &str) -> String {
+    let config = if config.is_empty() {
+        String::new()
+    } else {
+        format!("Config: --config defaults to {config}\n\n")
+    };
     format!(
-        "Config: --config defaults to {config}\n\nEnvironment:\n  HERDR_MCP_TOKEN       bearer token for HTTP (token mode): every tool\n  HERDR_MCP_READ_TOKEN  optional HTTP token for the read tools only\n  RUST_LOG              log filter (logs go to stderr), e.g. info or debug\n  XDG_CONFIG_HOME, HOME where the default config is\n  LISTEN_FDS, LISTEN_PID  a listening socket passed by systemd (HTTP)\n\nExit status: 0 ok, 1 runtime failure, 2 usage or config error\n\nExample:\n  {example}"
+        "{config}Environment:\n  HERDR_MCP_TOKEN       bearer token for HTTP (token mode): every tool\n  HERDR_MCP_READ_TOKEN  optional HTTP token for the read tools only\n  RUST_LOG              log filter (logs go to stderr), e.g. info or debug\n  XDG_CONFIG_HOME, HOME where the default config is\n  LISTEN_FDS, LISTEN_PID  a listening socket passed by systemd (HTTP)\n\nExit status: 0 ok, 1 runtime failure, 2 usage or config error\n\nExample:\n  {example}"
     )
 }
 
@@ -228,6 +233,9 @@ fn with_footers(config: &str) -> clap::Command {
         .long_version(long_version())
         .after_help(footer(config, "herdr-core-mcp doctor"));
     for (name, example) in EXAMPLES {
+        // status, completions and man take no --config.
+        let takes_config = !matches!(name, "status" | "completions" | "man");
+        let config = if takes_config { config } else { "" };
         command = command.mut_subcommand(name, |sub| sub.after_help(footer(config, example)));
     }
     command

@@ -79,7 +79,7 @@ pub fn init(
         format!(" --config {}", printable(&p.display().to_string()))
     });
     let mut out = format!(
-        "wrote {shown} (mode 0600): socketPath {}\nnext:\n  herdr-core-mcp inspect-core{flag}        # the core and its terminals (check socketPath if it fails)\n  herdr-core-mcp allow{flag} ADDRESS      # approve a terminal; add --mode normal for follow-up prompts\n  herdr-core-mcp doctor{flag}             # every line ok\n",
+        "wrote {shown} (mode 0600): socketPath {}\nnext:\n  herdr-core-mcp inspect-core{flag}       # the core and its terminals (check socketPath if it fails)\n  herdr-core-mcp allow{flag} ADDRESS      # approve a terminal; add --mode normal for follow-up prompts\n  herdr-core-mcp doctor{flag}             # every line ok\n",
         printable(&socket.display().to_string())
     );
     let bin = std::env::current_exe()
@@ -90,11 +90,11 @@ pub fn init(
     let config_path = config_path.display();
     if http {
         out.push_str(&format!(
-            "then serve it (HTTP on 127.0.0.1:8765) with a token from the environment:\n  export HERDR_MCP_TOKEN=\"$(openssl rand -base64 32)\"\n  herdr-core-mcp serve{flag}\nand add it to an MCP host, e.g.:\n  claude mcp add --transport http herdr http://127.0.0.1:8765/mcp --header \"Authorization: Bearer $HERDR_MCP_TOKEN\"\n"
+            "then serve it (HTTP on 127.0.0.1:8765) with a token from the environment:\n  export HERDR_MCP_TOKEN=\"$(openssl rand -base64 32)\"\n  herdr-core-mcp serve{flag}\nand add it to an MCP host, e.g.:\n  claude mcp add --transport http herdr-core http://127.0.0.1:8765/mcp --header \"Authorization: Bearer $HERDR_MCP_TOKEN\"\n"
         ));
     } else {
         out.push_str(&format!(
-            "then add it to your MCP host, which starts it over stdio, e.g.:\n  claude mcp add herdr -- {bin} serve --config {config_path}\n"
+            "then add it to your MCP host, which starts it over stdio, e.g.:\n  claude mcp add herdr-core -- {bin} serve --config {config_path}\n"
         ));
     }
     Ok(out)
@@ -142,7 +142,7 @@ pub fn status(json: bool) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "{:<8} {:<9} {:<7} {:<20} {}\n",
-            row["pid"],
+            row["pid"].to_string(),
             row["transport"].as_str().unwrap_or("?"),
             if ports.is_empty() {
                 "-".to_owned()

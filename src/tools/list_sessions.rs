@@ -140,10 +140,13 @@ fn render(output: &ListSessionsOutput) -> String {
             printable(r.program.as_deref().unwrap_or("-")),
             printable(r.title.as_deref().unwrap_or("-")),
             if r.is_finished() { " finished" } else { "" },
-            match (s.send_approved, s.multiline_allowed) {
-                (true, true) => " send_approved multiline_allowed",
-                (true, false) => " send_approved",
-                _ => "",
+            match (s.send_mode, s.multiline_allowed) {
+                (Some(mode), true) => format!(
+                    " send_approved send_mode={} multiline_allowed",
+                    mode.as_str()
+                ),
+                (Some(mode), false) => format!(" send_approved send_mode={}", mode.as_str()),
+                (None, _) => String::new(),
             },
         ));
     }
