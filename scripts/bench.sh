@@ -2,11 +2,14 @@
 # The performance table, measured in one run against the bundled
 # hc simulator: builds the adapter, the simulator and the load generator in
 # release mode, prints the machine, then runs `loadgen bench` (latency,
-# throughput, memory, start-up, byte caps; PASS/MISS per target).
+# throughput, OAuth against token mode, memory, start-up, byte caps;
+# PASS/MISS per target).
 #
 # Usage: scripts/bench.sh [loadgen bench options]   e.g. --level-secs 10
 # Exit: 0 all targets pass, 3 a target was missed, 1 the bench failed.
-# Needs strace for the bytes-read figure (installed from Debian if missing).
+# Needs strace for the bytes-read figure (installed from Debian if missing),
+# and node with the test authorization server for the OAuth rows (installed
+# by scripts/oauth-deps.sh when missing; --oauth-pairs 0 skips the rows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +18,8 @@ if ! command -v strace >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null ||
         echo "bench: strace unavailable: the bytes-read figure will be missing" >&2
 fi
+scripts/oauth-deps.sh ||
+    echo "bench: scripts/oauth-deps.sh failed: the OAuth rows cannot run (--oauth-pairs 0 skips them)" >&2
 cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example loadgen
 
 echo "## machine"

@@ -2,7 +2,8 @@
 //! side in one run against one simulator. The order is: latency (direct,
 //! stdio and HTTP interleaved in rounds, so background load hits all three
 //! alike), memory after 10,000 calls, throughput per concurrency level
-//! (direct then HTTP at each level), starvation (an authorised client's
+//! (direct then HTTP at each level), OAuth against token mode at 32 clients
+//! (interleaved cells, `oauth`), starvation (an authorised client's
 //! fresh connection beside crowds of idle sockets, then beside the
 //! slow-body flood), start-up, then the two byte-cap cases.
 
@@ -49,6 +50,8 @@ pub struct Options {
     /// When the awaited line is printed after a wait_for_output begins.
     pub wait_delays: Vec<Duration>,
     pub wait_rounds: usize,
+    /// The OAuth rows (`pairs` 0 skips them).
+    pub oauth: crate::oauth::Options,
 }
 
 /// Terminals of the simulator the output waits run on, one wait each.
@@ -162,7 +165,15 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
             adapter: Some(http.pid()),
             ..pids
         };
-        let http_run = throughput::http(port, &token, &shell, c, o.level, http_pids).await?;
+        let http_run = throughput::http(
+            port,
+            std::slice::from_ref(&token),
+            &shell,
+            c,
+            o.level,
+            http_pids,
+        )
+        .await?;
         if c == *o.levels.iter().max().unwrap_or(&0) {
             let now = procfs::mem(http.pid())?;
             mem.push(MemRow::new(
@@ -177,6 +188,12 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         levels.push((c, direct_run, http_run));
     }
     pool.close();
+
+    let oauth = if o.oauth.pairs > 0 {
+        Some(crate::oauth::compare(bins, dir, &sim, &shell, &token, &o.oauth).await?)
+    } else {
+        None
+    };
 
     let mut starvation = Vec::new();
     for &held in &o.starve_crowds {
@@ -296,6 +313,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         lockstep_cpu,
         level: o.level,
         levels,
+        oauth,
         memory: mem,
         startup,
         starvation,

@@ -5,6 +5,8 @@
 //!   run against the bundled simulator: latency of `read_output` over stdio
 //!   and HTTP against the same `terminal.read` sent straight to hc's socket,
 //!   HTTP throughput at several concurrencies against the direct socket,
+//!   HTTP throughput at 32 clients in OAuth mode against token mode (real
+//!   tokens from the test authorization server, `scripts/oauth-deps.sh`),
 //!   the adapter's memory, its start-up time, and the 1 MiB reply cap.
 //! - `loadgen soak`: many HTTP clients mixing every tool for a long time,
 //!   failing on any protocol error or on memory or descriptor growth.
@@ -20,6 +22,7 @@ mod direct;
 mod http;
 mod latency;
 mod mix;
+mod oauth;
 mod patterns;
 mod procfs;
 mod relay;
@@ -101,6 +104,14 @@ enum Cmd {
         /// Rounds of concurrent waits (one per terminal) per delay.
         #[arg(long, default_value_t = 2)]
         wait_rounds: usize,
+        /// Pairs of OAuth-mode and token-mode cells at 32 clients, the pairs
+        /// alternating which goes first; 0 skips the OAuth rows (which need
+        /// node and scripts/oauth-deps.sh).
+        #[arg(long, default_value_t = 4)]
+        oauth_pairs: usize,
+        /// Seconds per OAuth or token-mode cell.
+        #[arg(long, default_value_t = 5.0)]
+        oauth_secs: f64,
     },
     /// Run the soak and judge memory and descriptor growth.
     Soak {
@@ -170,6 +181,8 @@ async fn run(cli: Cli) -> Res<bool> {
             slow_body_probes,
             wait_delays,
             wait_rounds,
+            oauth_pairs,
+            oauth_secs,
         } => {
             let options = bench::Options {
                 latency_calls,
@@ -188,6 +201,10 @@ async fn run(cli: Cli) -> Res<bool> {
                     .map(Duration::from_secs_f64)
                     .collect(),
                 wait_rounds,
+                oauth: oauth::Options {
+                    pairs: oauth_pairs,
+                    cell: Duration::from_secs_f64(oauth_secs),
+                },
             };
             let load_before = load_average();
             let results = bench::run(&bins, &options).await?;

@@ -1,6 +1,7 @@
 //! What the kernel says about a process: resident memory (`VmRSS`, and its
 //! peak `VmHWM`) from `/proc/<pid>/status`, open descriptors from
-//! `/proc/<pid>/fd`, and CPU time from `/proc/<pid>/stat`.
+//! `/proc/<pid>/fd`, and CPU time from `/proc/<pid>/stat` (and the whole
+//! machine's from `/proc/stat`).
 
 use std::time::Duration;
 
@@ -62,4 +63,24 @@ pub fn cpus(pids: &[u32]) -> Vec<Duration> {
     pids.iter()
         .map(|&pid| cpu(pid).unwrap_or_default())
         .collect()
+}
+
+/// CPU time of the whole machine from `/proc/stat`, over all CPUs: busy
+/// (user, nice, system, irq, softirq) and stolen by the hypervisor.
+pub fn machine() -> Res<(Duration, Duration)> {
+    let stat = std::fs::read_to_string("/proc/stat")
+        .map_err(|e| format!("cannot read /proc/stat: {e}"))?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("cpu "))
+        .ok_or("malformed /proc/stat")?
+        .split_whitespace()
+        .map(|f| f.parse::<u64>().map_err(|e| format!("/proc/stat: {e}")))
+        .collect::<Res<_>>()?;
+    let at = |i: usize| fields.get(i).copied().unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let time = |ticks: u64| Duration::from_micros(ticks * 1_000_000 / hz);
+    Ok((time(at(0) + at(1) + at(2) + at(5) + at(6)), time(at(7))))
 }

@@ -68,6 +68,8 @@ pub struct Results {
     pub level: Duration,
     /// `(concurrency, direct, HTTP)`.
     pub levels: Vec<(usize, Run, Run)>,
+    /// OAuth against token mode at 32 clients, unless skipped.
+    pub oauth: Option<crate::oauth::Comparison>,
     pub memory: Vec<MemRow>,
     pub startup: Vec<Duration>,
     pub starvation: Vec<crate::starve::Row>,
@@ -89,6 +91,9 @@ impl Results {
         let mut out = String::new();
         self.latency_table(&mut out);
         self.throughput_table(&mut out);
+        if let Some(oauth) = &self.oauth {
+            crate::oauth::table(&mut out, oauth);
+        }
         self.memory_table(&mut out);
         self.starvation_table(&mut out);
         self.slow_body_table(&mut out);
@@ -408,6 +413,10 @@ impl Results {
                 ),
                 share >= 0.70 && h.errors == 0,
             );
+        }
+        if let Some(oauth) = &self.oauth {
+            let (name, measured, pass) = crate::oauth::target(oauth);
+            row(out, &name, measured, pass);
         }
         for wait in &self.output_waits {
             let mut l = wait.latencies.clone();

@@ -101,10 +101,11 @@ pub async fn direct(
     measure(tasks, barrier, tally, pids).await
 }
 
-/// `concurrency` HTTP clients calling `read_output` on `address`.
+/// `concurrency` HTTP clients calling `read_output` on `address`; client
+/// `i` sends `tokens[i % tokens.len()]`.
 pub async fn http(
     port: u16,
-    token: &str,
+    tokens: &[String],
     address: &str,
     concurrency: usize,
     duration: Duration,
@@ -114,8 +115,11 @@ pub async fn http(
     let barrier = Arc::new(Barrier::new(concurrency + 1));
     let arguments = format!(r#"{{"address":"{address}","max_chars":32768}}"#);
     let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let mut client = HttpClient::new(port, token);
+    if tokens.is_empty() {
+        return Err("no bearer token for the HTTP clients".into());
+    }
+    for i in 0..concurrency {
+        let mut client = HttpClient::new(port, &tokens[i % tokens.len()]);
         let (tally, barrier, arguments) =
             (Arc::clone(&tally), Arc::clone(&barrier), arguments.clone());
         tasks.push(tokio::spawn(async move {
