@@ -110,14 +110,9 @@ fn redact(text: &str, idp: &Idp) -> String {
     text.replace(&idp.issuer, "http://127.0.0.1:IDP")
 }
 
-/// An IdP issuing JWTs for [`RESOURCE`], and an in-process adapter in
-/// oauth mode trusting it.
-pub async fn oauth_world(
-    sim: &Sim,
-    approvals: &Value,
-    dir: &Path,
-) -> (Idp, in_process::HttpAdapter) {
-    let idp = Idp::start(
+/// The test IdP, issuing JWTs for [`RESOURCE`].
+pub async fn idp_for(dir: &Path) -> Idp {
+    Idp::start(
         &bind(),
         dir,
         &IdpOptions {
@@ -125,7 +120,17 @@ pub async fn oauth_world(
             ..IdpOptions::default()
         },
     )
-    .await;
+    .await
+}
+
+/// An IdP issuing JWTs for [`RESOURCE`], and an in-process adapter in
+/// oauth mode trusting it.
+pub async fn oauth_world(
+    sim: &Sim,
+    approvals: &Value,
+    dir: &Path,
+) -> (Idp, in_process::HttpAdapter) {
+    let idp = idp_for(dir).await;
     let listener = tokio::net::TcpListener::from_std(bind()).unwrap();
     let port = listener.local_addr().unwrap().port();
     let config = oauth_config(
@@ -337,15 +342,7 @@ fn a_read_token_equal_to_the_full_one_or_weak_is_refused_at_start() {
 #[tokio::test]
 async fn doctor_checks_the_issuer_the_resource_and_the_scopes() {
     let (sim, approvals) = approved_sim(1).await;
-    let idp = Idp::start(
-        &bind(),
-        sim.dir.path(),
-        &IdpOptions {
-            resource: RESOURCE.to_owned(),
-            ..IdpOptions::default()
-        },
-    )
-    .await;
+    let idp = idp_for(sim.dir.path()).await;
     let config = oauth_config(
         &sim,
         &approvals,

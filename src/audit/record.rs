@@ -181,7 +181,7 @@ mod tests {
             outcome: Outcome::Sent,
             reason: ReasonCode::Accepted,
             text: "secret prompt",
-            caller: &Caller::oauth(Some("user-1"), Some("client-1"), true),
+            caller: &Caller::oauth(Some("user\u{1b}1"), Some("client-1"), true),
         };
         let line = line(&record);
         assert!(!line.contains("secret"), "{line}");
@@ -192,9 +192,13 @@ mod tests {
         assert_eq!(parsed["chars"], 13);
         assert_eq!(parsed["preflight_status"], "idle");
         assert_eq!(parsed["send_mode"], "idle-only");
+        assert!(
+            !line.contains('\u{1b}'),
+            "the caller's sub is escaped: {line}"
+        );
         assert_eq!(
             parsed["caller"],
-            serde_json::json!({"kind": "oauth", "sub": "user-1", "client_id": "client-1"})
+            serde_json::json!({"kind": "oauth", "sub": "user\u{1b}1", "client_id": "client-1"})
         );
     }
 }

@@ -155,15 +155,17 @@ pub async fn run(path: &Path, config_flag: Option<&Path>) -> Report {
 }
 
 async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
+    // The serves of this config, looked up once for the token and port lines.
+    let serving = super::reload::serving(path);
     match http.auth() {
         HttpAuth::Token => match BearerToken::from_env() {
             // A serve of this config runs with its own token: this shell
             // simply does not have it.
-            Err(TokenError::Missing) if !super::reload::serving(path).is_empty() => report.fail(
+            Err(TokenError::Missing) if !serving.is_empty() => report.fail(
                 "token",
                 format!(
                     "HERDR_MCP_TOKEN is not set in this shell, but a serve of this config is running (pid {}) with its own: to check that token, export it here from where your service reads it; do not make a new one",
-                    pid_list(&super::reload::serving(path))
+                    pid_list(&serving)
                 ),
             ),
             Ok(full) => {
@@ -195,7 +197,7 @@ async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
         );
     }
     // Only the serves of this config that hold the port are named.
-    let holders: Vec<u32> = super::reload::serving(path)
+    let holders: Vec<u32> = serving
         .into_iter()
         .filter(|pid| super::reload::listening_ports(*pid).contains(&port))
         .collect();

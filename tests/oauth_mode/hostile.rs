@@ -5,8 +5,8 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::{RESOURCE, accepted, approved_sim, bind, oauth_config, post, send_call};
-use crate::support::idp::{Idp, IdpOptions, OTHER_RESOURCE, b64, now_s};
+use super::{RESOURCE, accepted, approved_sim, idp_for, oauth_config, post, send_call};
+use crate::support::idp::{OTHER_RESOURCE, b64, now_s};
 use crate::support::mcp;
 
 /// Log lines saying the adapter fetched the IdP's keys.
@@ -17,15 +17,7 @@ fn key_fetches(log: &str) -> usize {
 #[tokio::test]
 async fn hostile_tokens_are_refused_with_nothing_sent_and_only_the_reason_logged() {
     let (sim, approvals) = approved_sim(1).await;
-    let idp = Idp::start(
-        &bind(),
-        sim.dir.path(),
-        &IdpOptions {
-            resource: RESOURCE.to_owned(),
-            ..IdpOptions::default()
-        },
-    )
-    .await;
+    let idp = idp_for(sim.dir.path()).await;
     let log = sim.dir.path().join("adapter.stderr");
     let mut adapter = mcp::http(
         |port| {
@@ -176,6 +168,7 @@ async fn hostile_tokens_are_refused_with_nothing_sent_and_only_the_reason_logged
     }
     let text = std::fs::read_to_string(&log).unwrap();
     let fetched = key_fetches(&text) - before;
+    println!("1,000 made-up kids: {fetched} key fetch(es)");
     assert!(
         fetched <= 1,
         "1,000 made-up kids fetched the keys {fetched} times"
