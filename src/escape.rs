@@ -78,6 +78,17 @@ pub fn printable_lines(s: &str) -> Cow<'_, str> {
     escape_where(s, |c| c != '\n' && c != '\t' && is_hazard(c))
 }
 
+/// [`printable`], cut to its first `max_chars` characters when longer, with
+/// how long it was: for values from outside (a client's method name, path
+/// or header, an address) in log lines, which must stay short.
+pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
+    let Some((cut, _)) = s.char_indices().nth(max_chars) else {
+        return printable(s);
+    };
+    let total = s.chars().count();
+    Cow::Owned(format!("{}…[{total} chars]", printable(&s[..cut])))
+}
+
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     replace_where(s, &escape, |out, c| {
         let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
@@ -165,6 +176,17 @@ pub fn readable_ms(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_values_are_cut_and_say_how_long_they_were() {
+        assert_eq!(bounded("short", 8), "short");
+        assert_eq!(bounded("exactly8", 8), "exactly8");
+        assert_eq!(bounded("nine chars", 4), "nine…[10 chars]");
+        let hostile = format!("\u{1b}[2J{}", "é".repeat(300));
+        let shown = bounded(&hostile, 256);
+        assert!(shown.starts_with("\\u{001b}[2J"), "{shown}");
+        assert!(shown.ends_with("…[304 chars]"), "{shown}");
+    }
 
     #[test]
     fn control_and_format_characters_from_programs_are_escaped() {

@@ -5,7 +5,7 @@
 //! - [`hc`]: the core client (wire types, framing, one connection, the
 //!   pool, typed calls); [`config`]: the operator's JSON config, validated
 //!   into a [`config::Config`]; [`escape`]: how untrusted text is printed;
-//!   [`logging`]: stderr logging; [`caller`]: who calls, and whether they
+//!   [`logging`]: stderr logging; [`json_keys`]: repeated JSON keys; [`caller`]: who calls, and whether they
 //!   may send.
 //! - [`app`]: what every call shares below the tools (client, config in
 //!   force); [`audit`]: the content-free send record.
@@ -26,6 +26,7 @@ pub mod escape;
 pub mod fuzzing;
 pub mod hc;
 pub mod inspect;
+pub mod json_keys;
 pub mod logging;
 pub mod serve;
 pub mod tools;

@@ -21,7 +21,13 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::Duration;
 
 use tracing::Level;
+use tracing::field::{Field, Visit};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::FormatFields;
+use tracing_subscriber::fmt::format;
+
+use crate::escape::bounded;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt;
 use tracing_subscriber::layer::SubscriberExt;
@@ -33,6 +39,7 @@ const OWN_TARGET: &str = env!("CARGO_CRATE_NAME");
 pub fn init() {
     let levels = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let output = fmt::layer()
+        .fmt_fields(BoundedFields)
         .with_writer(stderr)
         .with_ansi(false)
         .with_target(true);
@@ -54,6 +61,69 @@ fn cap() -> Targets {
     Targets::new()
         .with_default(Level::WARN)
         .with_target(OWN_TARGET, Level::TRACE)
+}
+
+/// Longest field value a log line shows (a client's method name, path or
+/// Host, an address, another crate's error): past it the value is cut and
+/// its length given, so no client can make a line as long as its request.
+pub const MAX_FIELD_CHARS: usize = 256;
+/// Longest message: this crate's own sentences, with what they quote.
+const MAX_MESSAGE_CHARS: usize = 1024;
+
+/// Formats every field of every event and span escaped (control and format
+/// characters, U+2028/U+2029) and bounded, whichever crate logged it: rmcp,
+/// for one, logs a client's whole method name in its error events.
+struct BoundedFields;
+
+impl<'writer> FormatFields<'writer> for BoundedFields {
+    fn format_fields<R: RecordFields>(
+        &self,
+        mut writer: format::Writer<'writer>,
+        fields: R,
+    ) -> std::fmt::Result {
+        let mut visitor = Bounded {
+            writer: &mut writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct Bounded<'a, 'writer> {
+    writer: &'a mut format::Writer<'writer>,
+    first: bool,
+    result: std::fmt::Result,
+}
+
+impl Visit for Bounded<'_, '_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if self.result.is_err() {
+            return;
+        }
+        let name = field.name();
+        let text = format!("{value:?}");
+        let separator = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            " "
+        };
+        self.result = if name == "message" {
+            write!(
+                self.writer,
+                "{separator}{}",
+                bounded(&text, MAX_MESSAGE_CHARS)
+            )
+        } else {
+            let name = name.strip_prefix("r#").unwrap_or(name);
+            write!(
+                self.writer,
+                "{separator}{name}={}",
+                bounded(&text, MAX_FIELD_CHARS)
+            )
+        };
+    }
 }
 
 /// Lines waiting for stderr at most; past it they are dropped and counted.
@@ -86,13 +156,16 @@ fn queue() -> &'static Queue {
     })
 }
 
-/// The writer thread: blocks on stderr so that nobody else does.
+/// The writer thread: blocks on stderr so that nobody else does. It takes
+/// stderr's lock for one line at a time, never while waiting for the next:
+/// a command's last words (`main`'s one failure line) would otherwise wait
+/// for it forever.
 fn drain(receiver: &Receiver<Message>) {
     let mut reported = 0;
-    let mut err = std::io::stderr().lock();
     while let Ok(message) = receiver.recv() {
         match message {
             Message::Line(line) => {
+                let mut err = std::io::stderr().lock();
                 let _ = err.write_all(&line);
                 let dropped = QUEUE.get().map_or(0, |q| q.dropped.load(Ordering::Relaxed));
                 if dropped > reported {

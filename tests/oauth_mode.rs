@@ -359,7 +359,7 @@ async fn doctor_checks_the_issuer_the_resource_and_the_scopes() {
             .to_owned()
     };
     assert!(
-        line("issuer").contains("publishes its metadata and 2 signing key(s)"),
+        line("issuer").contains("publishes its metadata and 2 usable signing key(s)"),
         "{stdout}"
     );
     assert!(

@@ -15,6 +15,7 @@ mod fault_matrix;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod generated_files;
+mod hardening;
 mod http_flood;
 mod http_transport;
 mod inspect_core;

@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 pub use binary::locate_binary;
 pub use error::Error;
 use in_process::InProcess;
-pub use listener::command_with_listener;
+pub use listener::{command_with_descriptor, command_with_listener};
 pub use options::Options;
 use process::Process;
 pub use workdir::WorkDir;

@@ -223,13 +223,36 @@ async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
 /// resource clients are told, and the scopes.
 async fn check_oauth(report: &mut Report, http: &HttpConfig, oauth: &OAuthConfig) {
     match crate::transport::oauth::probe(oauth).await {
-        Ok(keys) => report.ok(
-            "issuer",
-            format!(
-                "{} publishes its metadata and {keys} signing key(s)",
-                printable(oauth.issuer())
-            ),
-        ),
+        Ok(keys) => {
+            report.ok(
+                "issuer",
+                format!(
+                    "{} publishes its metadata and {} usable signing key(s)",
+                    printable(oauth.issuer()),
+                    keys.usable()
+                ),
+            );
+            if keys.ignored() > 0 {
+                report.note(
+                    "keys",
+                    format!(
+                        "the key set has {} more entries than the {} that are read: tokens signed with a key past the {}th are refused; trim the set at the IdP",
+                        keys.ignored(),
+                        crate::transport::oauth::MAX_KEYS,
+                        crate::transport::oauth::MAX_KEYS
+                    ),
+                );
+            }
+            for kid in keys.ambiguous() {
+                report.fail(
+                    "keys",
+                    format!(
+                        "two keys of the set carry the kid {}, so tokens naming it are refused: give each key its own kid at the IdP",
+                        printable(kid)
+                    ),
+                );
+            }
+        }
         Err(e) => report.fail(
             "issuer",
             format!("{e} (serve still starts, and refuses every token until the keys are known)"),

@@ -57,7 +57,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
                 dry_run,
                 config_flag: config.config.as_deref(),
             };
-            approve::revoke(&config.resolve()?, &revocation)?
+            approve::revoke(&config.resolve()?, &revocation).await?
         }
         Command::Doctor { config, json } => {
             let report = doctor::run(&config.resolve()?, config.config.as_deref()).await;

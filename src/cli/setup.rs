@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::error::Error;
 use super::reload;
-use crate::config::{Config, Transport};
+use crate::config::{Config, ConfigError, Transport};
 use crate::escape::{printable, readable_ms};
 
 /// Where hc's socket usually is when `--socket` is not given: under the
@@ -55,6 +55,7 @@ pub fn init(
             .create(dir)
             .map_err(|e| Error::Init(format!("cannot create {}: {e}", dir.display())))?;
     }
+    refuse_unsafe_folder(path)?;
     let mut text = serde_json::to_string_pretty(&config).expect("a JSON document encodes");
     text.push('\n');
     let written = std::fs::OpenOptions::new()
@@ -98,6 +99,29 @@ pub fn init(
         ));
     }
     Ok(out)
+}
+
+/// A config in a folder that someone else owns or may write would be
+/// refused by every later command (they could replace it, and with it the
+/// send authority): refuse it now, with the very message they would give.
+fn refuse_unsafe_folder(path: &Path) -> Result<(), Error> {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    let resolved_dir = std::fs::canonicalize(dir)
+        .map_err(|e| Error::Init(format!("cannot resolve {}: {e}", dir.display())))?;
+    let resolved = resolved_dir.join(path.file_name().unwrap_or_default());
+    crate::config::check_directories(&resolved, crate::config::current_uid()).map_err(|why| {
+        Error::Init(
+            ConfigError::Unsafe {
+                path: path.to_path_buf(),
+                resolved,
+                why,
+            }
+            .to_string(),
+        )
+    })
 }
 
 /// This user's running serves: pid, config, transport, port, since when.

@@ -1,13 +1,15 @@
 //! Reading the config file. It holds send authority, so whoever can write
 //! it, or replace it, can grant that authority. The path is resolved
-//! through symlinks first; the real file is opened once and checked on the
-//! open descriptor (a regular file of sane size, owned by the current user
-//! or root, writable by nobody else), every directory above it must be
-//! owned by the current user or root and not writable by others unless
-//! sticky (as `/tmp` is), and only then is it read.
+//! through symlinks first; every directory above it must be owned by the
+//! current user or root and not writable by others unless sticky (as
+//! `/tmp` is); then the real file is opened once, without blocking and
+//! without following a link (a FIFO or a device never stalls a command),
+//! and checked on the open descriptor (a regular file of sane size, owned
+//! by the current user or root, writable by nobody else), and only then is
+//! it read.
 
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::ConfigError;
@@ -45,19 +47,30 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
             read_error(source)
         }
     })?;
-    let mut file = std::fs::File::open(&resolved).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
     let refuse = |why: String| ConfigError::Unsafe {
         path: path.to_path_buf(),
         resolved: resolved.clone(),
         why,
     };
+    // The folders first: in a folder others can write, whatever sits at
+    // the path may be theirs, a FIFO that would block the open included.
+    let me = current_uid();
+    check_directories(&resolved, me).map_err(refuse)?;
+    // Never blocks: a FIFO or a device opens at once (O_NONBLOCK) and is
+    // refused below; the resolved path has no symlink left, so one that
+    // appears now is refused too (O_NOFOLLOW).
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(&resolved)
+        .map_err(read_error)?;
+    let meta = file.metadata().map_err(read_error)?;
     if !meta.is_file() {
         return Err(ConfigError::NotAFile {
             path: path.to_path_buf(),
+            kind: kind_of(&meta.file_type()),
         });
     }
-    let me = current_uid();
     if meta.uid() != me && meta.uid() != ROOT {
         return Err(refuse(format!(
             "it is owned by uid {}, not by you (uid {me}) or root: use a config file of your own",
@@ -72,7 +85,6 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
             resolved.display()
         )));
     }
-    check_directories(&resolved, me).map_err(refuse)?;
     if meta.len() > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge {
             path: path.to_path_buf(),
@@ -81,6 +93,21 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(read_error)?;
     Ok(Checked { text, resolved })
+}
+
+/// What a file that is not a regular one is, for the refusal.
+fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Every directory above `resolved` (a path without symlinks): owned by
@@ -110,8 +137,7 @@ pub(crate) fn check_directories(resolved: &Path, me: u32) -> Result<(), String> 
 }
 
 pub(crate) fn current_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// The command that creates a missing config at `path`: its directory

@@ -56,9 +56,9 @@ pub enum ConfigError {
         resolved: PathBuf,
         why: String,
     },
-    /// The path is a directory, a socket, ...
-    #[error("config {path} is not a regular file")]
-    NotAFile { path: PathBuf },
+    /// The path is a directory, a FIFO, a socket, ...
+    #[error("config {path} is {kind}, not a regular file: point --config at the JSON config file", path = path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
     /// Too big to be a config.
     #[error("config {path} is larger than 1 MiB; it is not a herdr-core-mcp config")]
     TooLarge { path: PathBuf },
@@ -270,6 +270,12 @@ impl TryFrom<RawConfig> for Config {
                 format!("must be an absolute path, got {:?}", raw.socket_path),
             ));
         }
+        if has_nul(&raw.socket_path) {
+            return Err(invalid(
+                "socketPath",
+                "contains a NUL character (\\u0000), which no path can hold: write the socket's path as it is",
+            ));
+        }
         let core_id = raw
             .core_id
             .map(CoreId::try_from)
@@ -294,6 +300,12 @@ impl TryFrom<RawConfig> for Config {
                 format!("must be an absolute path, got {path:?}"),
             ));
         }
+        if raw.audit_log.as_deref().is_some_and(has_nul) {
+            return Err(invalid(
+                "auditLog",
+                "contains a NUL character (\\u0000), which no path can hold",
+            ));
+        }
         // The http block is checked even for stdio, so a mistake in it shows
         // now rather than on the day the transport is switched.
         let http = http::validate(raw.http.unwrap_or_default())?;
@@ -312,6 +324,13 @@ impl TryFrom<RawConfig> for Config {
             audit_log: raw.audit_log,
         })
     }
+}
+
+/// A path with a NUL byte: the kernel would read it cut short there, so it
+/// would name another file than the one written.
+fn has_nul(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().contains(&0)
 }
 
 /// The approvals, keyed by lifetime. A lifetime listed twice must say the

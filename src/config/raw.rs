@@ -15,6 +15,7 @@ use figment::providers::{Format, Json};
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, SendMode};
+use crate::json_keys::{self, Repeat, Walked};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;
 pub(super) const DEFAULT_WAIT_MAX_MS: u64 = 600_000;
@@ -92,8 +93,17 @@ impl RawConfig {
         RawConfig::parse(path, &super::file::read_checked(path)?.text)
     }
 
-    /// Parses config text; `path` only labels messages.
+    /// Parses config text; `path` only labels messages. A key given twice
+    /// in one object is refused, naming both lines: serde would silently
+    /// take the last value, and `allow` would rewrite the file without the
+    /// first.
     pub fn parse(path: &Path, text: &str) -> Result<RawConfig, ConfigError> {
+        if let Err(Walked::Repeated(repeat)) = json_keys::check_counted(text) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                detail: repeated(text, &repeat),
+            });
+        }
         Figment::from(Json::string(text))
             .extract::<RawConfig>()
             .map_err(|e| ConfigError::Parse {
@@ -101,6 +111,26 @@ impl RawConfig {
                 detail: figment_detail(e),
             })
     }
+}
+
+/// What a repeated key's refusal says: the key where it is, and both lines.
+fn repeated(text: &str, repeat: &Repeat) -> String {
+    let mut key = String::new();
+    for part in repeat.path.iter().chain([&repeat.key]) {
+        if part.bytes().all(|b| b.is_ascii_digit()) && !key.is_empty() {
+            key.push_str(&format!("[{part}]"));
+        } else {
+            if !key.is_empty() {
+                key.push('.');
+            }
+            key.push_str(part);
+        }
+    }
+    format!(
+        "`{key}` is given twice (lines {} and {}): keep one of them (a repeated key would otherwise silently take its last value)",
+        json_keys::line_of(text, repeat.offsets.0),
+        json_keys::line_of(text, repeat.offsets.1)
+    )
 }
 
 fn figment_detail(error: figment::Error) -> String {

@@ -114,3 +114,34 @@ fn approval_needs_the_core_id_and_the_exact_lifetime() {
     assert!(!config.is_send_approved(&core("c1"), &lifetime("t1", 6)));
     assert!(!config.is_send_approved(&core("c1"), &lifetime("t2", 5)));
 }
+
+#[test]
+fn it_rejects_a_repeated_key_naming_it_and_both_lines() {
+    let text = "{\n  \"socketPath\": \"/run/hc.sock\",\n  \"sendMode\": \"idle-only\",\n  \"sendMode\": \"normal\"\n}\n";
+    let err = parse(text).unwrap_err().to_string();
+    assert!(
+        err.contains("`sendMode` is given twice (lines 3 and 4)"),
+        "{err}"
+    );
+    let nested = r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "created_ms": 1, "address": "t2"}]}"#;
+    let err = parse(nested).unwrap_err().to_string();
+    assert!(
+        err.contains("`sendAllowlist[0].address` is given twice (lines 1 and 1)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn it_rejects_a_nul_inside_a_path() {
+    let err = parse(r#"{"socketPath": "/run/hc.sock\u0000/other"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`socketPath` contains a NUL character"),
+        "{err}"
+    );
+    let err = parse(r#"{"socketPath": "/run/hc.sock", "auditLog": "/a\u0000b"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`auditLog` contains a NUL character"), "{err}");
+}

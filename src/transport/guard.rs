@@ -8,14 +8,10 @@
 //! other bad argument; elsewhere it is `-32602` (or `-32600` when the
 //! request's own members repeat).
 
-use std::borrow::Cow;
-use std::collections::HashSet;
-use std::fmt;
-
 use rmcp::model::{CallToolResult, ClientJsonRpcMessage, ContentBlock};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::error::Category;
 use serde_json::{Value, json};
+
+use crate::json_keys::{self, Walked};
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -98,10 +94,10 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
 /// by [`check`]'s answer.
 pub fn precheck(bytes: &[u8]) -> Result<(), Reply> {
     let bytes = without_bom(bytes);
-    if let Err(e) = UniqueKeys::check(bytes) {
+    if let Err(e) = json_keys::check(bytes) {
         return Err(match e {
             Walked::NotJson => Reply::parse_error(),
-            Walked::Repeated { path, key } => repeated_key(bytes, &path, &key),
+            Walked::Repeated(repeat) => repeated_key(bytes, &repeat.path, &repeat.key),
         });
     }
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -155,161 +151,6 @@ fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Reply {
 fn is_notification(bytes: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
         .is_ok_and(|o| o.get("method").is_some_and(Value::is_string) && !o.contains_key("id"))
-}
-
-/// How a walk over a JSON document failed.
-enum Walked {
-    NotJson,
-    Repeated { path: Vec<String>, key: String },
-}
-
-/// Walks any JSON value without building it, failing on the first object
-/// that repeats a key (compared after unescaping, as serde_json compares
-/// them) and recording where.
-struct UniqueKeys;
-
-impl UniqueKeys {
-    fn check(bytes: &[u8]) -> Result<(), Walked> {
-        let mut found = None;
-        let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-        let walked = (Walk {
-            path: &mut Vec::new(),
-            found: &mut found,
-        })
-        .deserialize(&mut deserializer)
-        .and_then(|()| deserializer.end());
-        match (walked, found) {
-            (Ok(()), _) => Ok(()),
-            (Err(e), Some((path, key))) if e.classify() == Category::Data => {
-                Err(Walked::Repeated { path, key })
-            }
-            (Err(_), _) => Err(Walked::NotJson),
-        }
-    }
-}
-
-/// One value at `path`; a repeat found below is stored in `found`.
-struct Walk<'p> {
-    path: &'p mut Vec<String>,
-    found: &'p mut Option<(Vec<String>, String)>,
-}
-
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Walk<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0usize;
-        loop {
-            self.path.push(index.to_string());
-            let next = seq.next_element_seed(Walk {
-                path: self.path,
-                found: self.found,
-            });
-            self.path.pop();
-            if next?.is_none() {
-                return Ok(());
-            }
-            index += 1;
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = Seen::default();
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            if !seen.insert(key.clone()) {
-                *self.found = Some((self.path.clone(), key.clone().into_owned()));
-                return Err(de::Error::custom(format_args!("repeated key {key:?}")));
-            }
-            self.path.push(key.into_owned());
-            let value = map.next_value_seed(Walk {
-                path: self.path,
-                found: self.found,
-            });
-            self.path.pop();
-            value?;
-        }
-        Ok(())
-    }
-}
-
-/// The keys of one object so far: a short list scanned in place (JSON-RPC
-/// objects are small), a hash set past [`Seen::FEW`] keys so a huge object
-/// stays linear.
-#[derive(Default)]
-struct Seen<'de> {
-    few: Vec<Cow<'de, str>>,
-    many: Option<HashSet<Cow<'de, str>>>,
-}
-
-impl<'de> Seen<'de> {
-    const FEW: usize = 16;
-
-    /// Records `key`; false if it was already there.
-    fn insert(&mut self, key: Cow<'de, str>) -> bool {
-        if let Some(many) = &mut self.many {
-            return many.insert(key);
-        }
-        if self.few.contains(&key) {
-            return false;
-        }
-        self.few.push(key);
-        if self.few.len() > Self::FEW {
-            self.many = Some(self.few.drain(..).collect());
-        }
-        true
-    }
-}
-
-/// An object key, borrowed from the input when it has no escapes.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> de::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(s.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
 }
 
 #[cfg(test)]

@@ -16,11 +16,23 @@ const LISTEN_FD: i32 = 3;
 /// socket; add arguments, environment and I/O as usual. The caller keeps
 /// `listener` open until the child is spawned.
 pub fn command_with_listener(program: &Path, listener: &TcpListener) -> Command {
-    let fd = listener.as_raw_fd();
+    command_with_descriptor(program, listener, "LISTEN_PID=$$ LISTEN_FDS=1")
+}
+
+/// A command that runs `program` with `socket` on descriptor 3 and the
+/// shell assignments `environment` before it (`$$` is the program's own
+/// pid), to hand it what systemd would not: a socket that does not listen,
+/// `LISTEN_FDS=2`, a `LISTEN_PID` of another process, and so on.
+pub fn command_with_descriptor(
+    program: &Path,
+    socket: &impl AsRawFd,
+    environment: &str,
+) -> Command {
+    let fd = socket.as_raw_fd();
     let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
-        .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
+        .arg(format!(r#"{environment} exec "$0" "$@""#))
         .arg(program);
     // SAFETY: between fork and exec only async-signal-safe calls (dup2,
     // fcntl) on a descriptor this process owns.

@@ -43,9 +43,10 @@ pub(super) fn environment(page: &mut Roff, command: &Command) {
         (
             "LISTEN_FDS, LISTEN_PID",
             "Socket activation (systemd.socket(5)): with LISTEN_FDS=1 and LISTEN_PID naming \
-             this process (or unset), serve takes the listening TCP socket on descriptor 3 \
-             (LISTEN_FDS_FIRST_FD moves it) and binds nothing itself. That socket must listen \
-             on 127.0.0.1 and the config's http.port; any other is refused (exit 2).",
+             this process, serve takes the listening TCP socket on descriptor 3 and binds \
+             nothing itself; without a matching LISTEN_PID the sockets are ignored, as \
+             systemd's rule says. That socket must listen on 127.0.0.1 and the config's \
+             http.port; any other, or one that does not listen, is refused (exit 2).",
         ),
         (
             "HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY",

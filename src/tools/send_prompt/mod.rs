@@ -115,6 +115,32 @@ pub async fn run(
     }
 }
 
+/// Records a `send_prompt` call that the transport refused before it
+/// reached the tool (HTTP 403 `insufficient_scope`: the caller may only
+/// read). It was a send attempt, so it leaves its audit line like every
+/// other: `not_sent`, content-free, naming the caller.
+pub fn record_refused_for_scope(
+    tools: &Tools,
+    address: &str,
+    text: &str,
+    created_ms: Option<i64>,
+    caller: &Caller,
+) {
+    let mode = tools.app().loaded().config().send_mode();
+    tools.app().audit().record(&SendRecord {
+        core_id: None,
+        address,
+        created_ms,
+        landed_created_ms: None,
+        send_mode: mode,
+        preflight_status: None,
+        outcome: Outcome::NotSent,
+        reason: ReasonCode::InsufficientScope,
+        text,
+        caller,
+    });
+}
+
 /// An attempt under way: dropped without being finished (its task
 /// panicked), it writes the attempt's audit line as `unknown`.
 struct Unfinished<'a> {

@@ -24,6 +24,9 @@ pub enum WaitOutputOutcome {
     Gone,
     /// The terminal at the address is another lifetime than the one waited on.
     LifetimeMismatch,
+    /// hc restarted (another core_id) during the wait: the terminal waited
+    /// on is gone, even if a new one has the same address.
+    CoreRestarted,
 }
 
 /// The first matching line.

@@ -11,7 +11,7 @@ use super::OutputPlan;
 use super::matcher::{LineMatcher, Matchers};
 use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 use crate::hc::wire::{ErrorKind, ReadResult};
-use crate::hc::{CoreError, HcClient};
+use crate::hc::{CoreError, CoreId, HcClient};
 use crate::tools::error::ToolError;
 use crate::tools::read_output::UNTRUSTED_NOTICE;
 use crate::tools::text::tail_chars;
@@ -29,8 +29,9 @@ pub(super) struct OutputWatch<'a> {
     finished: bool,
     pub polls: u64,
     /// The lifetime the wait is bound to: `created_ms` if given, else the
-    /// first one seen.
+    /// first one seen, on the first core seen.
     pub lifetime: Option<i64>,
+    core: Option<CoreId>,
     /// The first complete screen.
     baseline: Option<String>,
     /// The last screen read, and when its text was first seen.
@@ -51,6 +52,7 @@ impl<'a> OutputWatch<'a> {
             finished: false,
             polls: 0,
             lifetime: plan.created_ms,
+            core: None,
             baseline: None,
             last: None,
             changed: false,
@@ -134,11 +136,21 @@ impl Watch for OutputWatch<'_> {
         self.polls += 1;
         let address = &self.plan.address;
         let record = match client.get(address).await {
-            Ok(answer) => answer.value,
+            Ok(answer) => {
+                if *self.core.get_or_insert_with(|| answer.core.core_id.clone())
+                    != answer.core.core_id
+                {
+                    return Ok(Poll::Done(WaitOutputOutcome::CoreRestarted));
+                }
+                answer.value
+            }
             Err(e) if is_gone(&e) => return Ok(Poll::Done(WaitOutputOutcome::Gone)),
             Err(e) => return Err(e.into()),
         };
         let screen = match client.read(address).await {
+            Ok(answer) if Some(&answer.core.core_id) != self.core.as_ref() => {
+                return Ok(Poll::Done(WaitOutputOutcome::CoreRestarted));
+            }
             Ok(answer) => answer.value,
             Err(e) if is_gone(&e) => return Ok(Poll::Done(WaitOutputOutcome::Gone)),
             Err(e) => return Err(e.into()),

@@ -23,8 +23,8 @@ use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
 use super::text::tail_chars;
 use super::wait::{self, Ended, Limits, Poll, Watch};
 use crate::escape::printable;
-use crate::hc::HcClient;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
+use crate::hc::{CoreId, HcClient};
 
 /// Most targets one wait may watch.
 pub const MAX_TARGETS: usize = 16;
@@ -146,10 +146,17 @@ impl StatusPlan {
     }
 }
 
-/// The targets' last seen records; done when one of them qualifies.
+/// The targets' last seen records; done when one of them qualifies. Each
+/// target is bound to one lifetime: its created_ms, else the first one
+/// seen at its address, on the first core seen, so a wait never follows an
+/// address into another terminal or a restarted hc.
 struct StatusWatch<'a> {
     plan: &'a StatusPlan,
     last: Vec<Option<TerminalRecord>>,
+    /// Each target's lifetime (created_ms), once known.
+    bound: Vec<Option<i64>>,
+    /// The core the wait is bound to: the first one that answered.
+    core: Option<CoreId>,
     core_id: String,
 }
 
@@ -165,11 +172,16 @@ impl Watch for StatusWatch<'_> {
             let outcome = match client.get(&target.address).await {
                 Ok(answer) => {
                     answered = true;
-                    self.core_id = answer.core.core_id.to_string();
+                    let core = &answer.core.core_id;
+                    self.core_id = core.to_string();
+                    if *self.core.get_or_insert_with(|| core.clone()) != *core {
+                        return Ok(Poll::Done((i, WaitOutcome::CoreRestarted)));
+                    }
                     let record = answer.value;
                     changed |= self.last[i].as_ref().map(|r| (r.status, r.status_seq))
                         != Some((record.status, record.status_seq));
-                    let outcome = judge(target, &record, &self.plan.until);
+                    let bound = *self.bound[i].get_or_insert(record.created_ms);
+                    let outcome = judge(target, bound, &record, &self.plan.until);
                     self.last[i] = Some(record);
                     outcome
                 }
@@ -181,7 +193,11 @@ impl Watch for StatusWatch<'_> {
             }
         }
         if !answered {
-            self.core_id = client.hello().await?.core_id.to_string();
+            let core = client.hello().await?.core_id.clone();
+            self.core_id = core.to_string();
+            if self.core.as_ref().is_some_and(|bound| *bound != core) {
+                return Ok(Poll::Done((0, WaitOutcome::CoreRestarted)));
+            }
         }
         Ok(match ending {
             Some(done) => Poll::Done(done),
@@ -209,13 +225,15 @@ impl Watch for StatusWatch<'_> {
     }
 }
 
-/// Whether this record ends the wait, and how.
+/// Whether this record ends the wait for a target bound to the lifetime
+/// `bound`, and how.
 fn judge(
     target: &WaitTarget,
+    bound: i64,
     record: &TerminalRecord,
     until: &[UntilStatus],
 ) -> Option<WaitOutcome> {
-    if target.created_ms.is_some_and(|c| c != record.created_ms) {
+    if record.created_ms != bound {
         return Some(WaitOutcome::LifetimeMismatch);
     }
     if record.is_finished() {
@@ -237,6 +255,8 @@ pub async fn run(
     let mut watch = StatusWatch {
         plan: &plan,
         last: vec![None; plan.targets.len()],
+        bound: plan.targets.iter().map(|t| t.created_ms).collect(),
+        core: None,
         core_id: String::new(),
     };
     let client = tools.app().client();

@@ -23,8 +23,12 @@ pub enum WaitOutcome {
     Finished,
     /// A target's terminal no longer exists.
     Gone,
-    /// The terminal at a target's address is another lifetime than created_ms.
+    /// The terminal at a target's address is another lifetime than the one
+    /// waited on: created_ms, or the first one the wait saw.
     LifetimeMismatch,
+    /// hc restarted (another core_id) during the wait: every terminal the
+    /// wait saw is gone, even where a new one has the same address.
+    CoreRestarted,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

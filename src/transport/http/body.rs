@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -33,7 +33,7 @@ use std::sync::Arc;
 use super::gate::{Challenges, Denial};
 use crate::caller::Caller;
 use crate::escape::printable;
-use crate::tools::PROTOCOL_VERSIONS;
+use crate::tools::{PROTOCOL_VERSIONS, Tools, send_prompt};
 use crate::transport::guard::{self, Reply, Screened};
 
 /// The header naming the revision a request speaks.
@@ -46,7 +46,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads the whole body within [`BODY_READ_TIMEOUT`], then routes.
-pub async fn buffer(request: Request, next: Next) -> Response {
+pub async fn buffer(State(tools): State<Arc<Tools>>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
         Err(_) => return Denial::RequestTimeout.into_response(),
@@ -56,7 +56,7 @@ pub async fn buffer(request: Request, next: Next) -> Response {
     };
     let json_rpc =
         parts.method == Method::POST && parts.uri.path() == MCP_PATH && is_json(&parts.headers);
-    if json_rpc && let Some(refused) = precheck(&parts, &bytes) {
+    if json_rpc && let Some(refused) = precheck(&tools, &parts, &bytes) {
         return refused;
     }
     let response = next
@@ -107,20 +107,21 @@ async fn with_null_id(response: Response) -> Response {
 /// rmcp: not JSON, a repeated key, a batch, not an object, or a revision
 /// not offered. Other methods, paths and content types keep rmcp's own
 /// answers (405, 404, 415).
-fn precheck(parts: &Parts, body: &[u8]) -> Option<Response> {
+fn precheck(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
     if let Err(answer) = guard::precheck(body) {
         return Some(answered(answer));
     }
-    if let Some(refused) = send_without_scope(parts, body) {
+    if let Some(refused) = send_without_scope(tools, parts, body) {
         return Some(refused);
     }
     unoffered_revision(&parts.headers, body).map(answered)
 }
 
 /// A `send_prompt` call from a caller that may only read: answered 403
-/// `insufficient_scope` (the step-up challenge) before it reaches a tool.
-/// The tool refuses such a caller too, should one ever get that far.
-fn send_without_scope(parts: &Parts, body: &[u8]) -> Option<Response> {
+/// `insufficient_scope` (the step-up challenge) before it reaches a tool,
+/// and audited as the send attempt it is. The tool refuses such a caller
+/// too, should one ever get that far.
+fn send_without_scope(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
     #[derive(serde::Deserialize)]
     struct Call<'a> {
         #[serde(borrow)]
@@ -131,18 +132,29 @@ fn send_without_scope(parts: &Parts, body: &[u8]) -> Option<Response> {
     struct Named<'a> {
         #[serde(borrow)]
         name: Option<std::borrow::Cow<'a, str>>,
+        arguments: Option<Value>,
     }
     let caller = parts.extensions.get::<Caller>()?;
     if caller.may_send() {
         return None;
     }
     let call = serde_json::from_slice::<Call<'_>>(body).ok()?;
+    let params = call.params?;
     let sends = call.method.as_deref() == Some("tools/call")
-        && call.params.and_then(|p| p.name).as_deref() == Some("send_prompt");
+        && params.name.as_deref() == Some("send_prompt");
     if !sends {
         return None;
     }
     let challenges = parts.extensions.get::<Arc<Challenges>>()?;
+    let arguments = params.arguments.unwrap_or(Value::Null);
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
+    send_prompt::record_refused_for_scope(
+        tools,
+        text("address"),
+        text("text"),
+        arguments.get("created_ms").and_then(Value::as_i64),
+        caller,
+    );
     Some(challenges.insufficient_send())
 }
 

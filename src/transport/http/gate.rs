@@ -8,6 +8,7 @@
 //! check on the body) to the handlers. The body is read after the gate, by
 //! `body`; a refused request's body is not read at all (see [`gate`]).
 
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -15,14 +16,14 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 
 use super::slots::Slot;
 use crate::caller::Caller;
 use crate::config::HttpConfig;
 use crate::transport::Authenticator;
-use crate::transport::oauth::Verdict;
+use crate::transport::oauth::{Reach, Rejection, Verdict};
 
 /// The protected-resource metadata paths (RFC 9728): the document in oauth
 /// mode, 404 without a challenge in token mode.
@@ -67,6 +68,8 @@ impl Gate {
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
+        peer: Option<IpAddr>,
+        slot: Option<&Slot>,
     ) -> Result<Caller, Response> {
         if let Some(refusal) = self.host_and_origin_refusal(uri, headers) {
             return Err(refusal);
@@ -103,9 +106,26 @@ impl Gate {
                         .challenges
                         .unauthorized(Some("the access token is not ASCII")));
                 };
-                match server.authenticate(token).await {
+                // A reserve slot takes only what is checked here; any
+                // connection waiting on the IdP can be pushed out meanwhile.
+                let reach = if slot.is_some_and(Slot::is_reserve) {
+                    Reach::LocalOnly
+                } else {
+                    Reach::Any
+                };
+                if let Some(slot) = slot {
+                    slot.set_waiting_on_idp(true);
+                }
+                let verdict = server.authenticate(token, peer, reach).await;
+                if let Some(slot) = slot {
+                    slot.set_waiting_on_idp(false);
+                }
+                match verdict {
                     Ok(Verdict::Caller(caller)) => caller,
                     Ok(Verdict::NoScope) => return Err(self.challenges.insufficient_read()),
+                    Err(rejection) if rejection.is_transient() => {
+                        return Err(retry_later(rejection));
+                    }
                     Err(rejection) => {
                         return Err(self.challenges.unauthorized(Some(&rejection.to_string())));
                     }
@@ -161,6 +181,10 @@ fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
     }
     Some(&value[SCHEME.len()..])
 }
+
+/// The address a request's connection comes from (the proxy's, behind one).
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub IpAddr);
 
 /// What a refusal says in the log: the reason, never the token or a claim.
 #[derive(Debug, Clone)]
@@ -262,6 +286,26 @@ impl Challenges {
     }
 }
 
+/// 429 or 503 with `Retry-After`: the token could not be checked now (it
+/// says nothing about the token, so the client keeps it and retries).
+fn retry_later(rejection: Rejection) -> Response {
+    let status = if rejection == Rejection::IntrospectionRateLimited {
+        StatusCode::TOO_MANY_REQUESTS
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let mut response = refusal(
+        status,
+        None,
+        format!("Not checked now: {rejection}.\n"),
+        format!("bearer token not checked: {rejection}"),
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 fn forbidden(why: &str) -> Response {
     refusal(
         StatusCode::FORBIDDEN,
@@ -315,8 +359,15 @@ fn refusal(
 /// 150-byte body and 1,000 of 1,000 with a body at the 64 KiB cap.
 pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let slot = request.extensions().get::<Arc<Slot>>().cloned();
+    let peer = request.extensions().get::<PeerAddr>().map(|p| p.0);
     let checked = gate
-        .check(request.method(), request.uri(), request.headers())
+        .check(
+            request.method(),
+            request.uri(),
+            request.headers(),
+            peer,
+            slot.as_deref(),
+        )
         .await;
     match checked {
         Ok(caller) => {

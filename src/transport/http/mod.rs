@@ -46,21 +46,60 @@ use crate::tools::{HerdrServer, Tools};
 /// much larger (measured: VALIDATION.md, "Starvation").
 const LISTEN_BACKLOG: u32 = 1024;
 
-/// The listening socket `serve` was handed by its parent (the systemd
-/// convention: `LISTEN_PID` names this process, `LISTEN_FDS` counts the
-/// sockets from descriptor 3), when there is one: socket activation, and
-/// how tests hand over a bound port. It must listen on `address` (loopback
-/// and `http.port`: there is no other address to serve on).
+/// The listening socket `serve` was handed by its parent, when there is
+/// one: socket activation, and how tests hand over a bound port. systemd's
+/// rules (sd_listen_fds(3)): `LISTEN_FDS` counts the sockets from
+/// descriptor 3, and they are this process's only when `LISTEN_PID` names
+/// it; otherwise they were meant for another process, and are ignored with
+/// a warning. Only the first is served (more: a warning); the descriptor
+/// must be a TCP stream socket that listens (`SO_ACCEPTCONN`: a bound one
+/// that does not would fail every accept) on `address` (loopback and
+/// `http.port`: there is no other address to serve on). The non-standard
+/// `LISTEN_FDS_FIRST_FD` (another first descriptor) is not honoured: set to
+/// anything but 3, the start is refused.
 pub fn inherited(
     address: std::net::SocketAddr,
 ) -> Result<Option<tokio::net::TcpListener>, InheritError> {
-    let mut passed = listenfd::ListenFd::from_env();
-    if passed.len() == 0 {
-        return Ok(None);
-    }
-    let Some(listener) = passed.take_tcp_listener(0).map_err(InheritError::NotTcp)? else {
+    let Some(count) = std::env::var_os(LISTEN_FDS) else {
         return Ok(None);
     };
+    let count = count
+        .to_str()
+        .and_then(|c| c.parse::<u32>().ok())
+        .ok_or_else(|| InheritError::Count(count.to_string_lossy().into_owned()))?;
+    if count == 0 {
+        return Ok(None);
+    }
+    let pid = std::env::var(LISTEN_PID).ok();
+    if pid.as_deref().and_then(|p| p.parse::<u32>().ok()) != Some(std::process::id()) {
+        tracing::warn!(
+            listen_pid = %crate::escape::bounded(pid.as_deref().unwrap_or("(unset)"), 32),
+            pid = std::process::id(),
+            "LISTEN_FDS is set, but LISTEN_PID does not name this process: the sockets were passed to another one, and are ignored (systemd's rule); serve binds {address} itself"
+        );
+        return Ok(None);
+    }
+    if let Some(first) = std::env::var_os(LISTEN_FDS_FIRST_FD).filter(|f| f != "3") {
+        return Err(InheritError::FirstFd(first.to_string_lossy().into_owned()));
+    }
+    if count > 1 {
+        tracing::warn!(
+            "LISTEN_FDS={count}: serve uses the first socket (descriptor 3) and ignores the other {}",
+            count - 1
+        );
+    }
+    let mut passed = listenfd::ListenFd::from_env();
+    let listener = passed
+        .take_tcp_listener(0)
+        .map_err(InheritError::NotTcp)?
+        .ok_or_else(|| {
+            InheritError::NotTcp(std::io::Error::other("descriptor 3 was already taken"))
+        })?;
+    match socket2::SockRef::from(&listener).is_listener() {
+        Ok(true) => {}
+        Ok(false) => return Err(InheritError::NotListening),
+        Err(e) => return Err(InheritError::NotTcp(e)),
+    }
     let bound = listener.local_addr().map_err(InheritError::NotTcp)?;
     if bound != address {
         return Err(InheritError::Elsewhere { bound, address });
@@ -72,14 +111,31 @@ pub fn inherited(
     Ok(Some(listener))
 }
 
+const LISTEN_FDS: &str = "LISTEN_FDS";
+const LISTEN_PID: &str = "LISTEN_PID";
+const LISTEN_FDS_FIRST_FD: &str = "LISTEN_FDS_FIRST_FD";
+
 /// Why an inherited socket cannot be served on.
 #[derive(Debug, thiserror::Error)]
 pub enum InheritError {
-    /// Descriptor 3 is not a listening TCP socket.
+    /// `LISTEN_FDS` is not a number.
+    #[error("LISTEN_FDS is {0:?}, not a number of sockets: unset it, or let systemd set it")]
+    Count(String),
+    /// `LISTEN_FDS_FIRST_FD` names another descriptor than 3.
+    #[error(
+        "LISTEN_FDS_FIRST_FD is {0:?}: that variable is not part of systemd's protocol and serve does not honour it (the first socket is always descriptor 3): unset it and pass the socket on descriptor 3"
+    )]
+    FirstFd(String),
+    /// Descriptor 3 is not a TCP stream socket.
     #[error(
         "the socket passed in LISTEN_FDS is not a listening TCP socket: {0}; pass a stream socket (ListenStream=) or none"
     )]
     NotTcp(#[source] std::io::Error),
+    /// Descriptor 3 is a TCP socket that was bound but never listened on.
+    #[error(
+        "the socket passed in LISTEN_FDS is bound but not listening (listen(2) was never called on it), so every accept would fail: pass a listening socket (a .socket unit does), or none"
+    )]
+    NotListening,
     /// It listens on another address than `127.0.0.1:<http.port>`.
     #[error(
         "the socket passed in LISTEN_FDS listens on {bound}, but serve listens only on {address} (loopback and http.port): set ListenStream={address} in the .socket unit"
@@ -115,6 +171,7 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop);
+    let body_tools = Arc::clone(&tools);
     let mcp = StreamableHttpService::new(
         move || Ok(HerdrServer::new(Arc::clone(&tools))),
         Arc::new(LocalSessionManager::default()),
@@ -125,7 +182,7 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
         .route_service(MCP_PATH, mcp)
         .fallback(|| async { StatusCode::NOT_FOUND })
         .layer(ConcurrencyLimitLayer::new(MAX_IN_FLIGHT))
-        .layer(middleware::from_fn(body::buffer))
+        .layer(middleware::from_fn_with_state(body_tools, body::buffer))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(gate, gate::gate))
         .layer(middleware::from_fn_with_state(
@@ -140,7 +197,7 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
 
 /// Refusals end their connection: a client that was refused starts afresh,
 /// and a refused socket does not keep a slot.
-const CLOSING: [StatusCode; 8] = [
+const CLOSING: [StatusCode; 10] = [
     StatusCode::BAD_REQUEST,
     StatusCode::UNAUTHORIZED,
     StatusCode::FORBIDDEN,
@@ -149,6 +206,8 @@ const CLOSING: [StatusCode; 8] = [
     StatusCode::REQUEST_TIMEOUT,
     StatusCode::PAYLOAD_TOO_LARGE,
     StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+    StatusCode::TOO_MANY_REQUESTS,
+    StatusCode::SERVICE_UNAVAILABLE,
 ];
 
 /// Every response on its way out: `Connection: close` on refusals, and a

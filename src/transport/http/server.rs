@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower::service_fn;
 
+use super::gate::PeerAddr;
 use super::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::socket::Shared;
 use super::{MCP_PATH, router};
@@ -112,9 +113,13 @@ fn spawn_connection(
     graceful: &GracefulShutdown,
 ) {
     let placed = Arc::clone(&slot);
+    let peer = stream.peer_addr().ok().map(|a| PeerAddr(a.ip()));
     let service = service_fn(move |mut request: Request<Incoming>| {
         let slot = Arc::clone(&placed);
         request.extensions_mut().insert(Arc::clone(&slot));
+        if let Some(peer) = peer {
+            request.extensions_mut().insert(peer);
+        }
         slot.set_busy(true);
         let served = router.clone().oneshot(request);
         async move {

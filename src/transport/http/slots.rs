@@ -20,6 +20,15 @@
 //! descriptors run out all the same the accept loop pushes out the oldest
 //! idle unproven connection ([`Slots::shed_idle`]).
 //!
+//! A connection whose request waits on the identity provider (an opaque
+//! token being introspected, an unknown kid's key set being fetched) has
+//! proven nothing either, so it counts as idle too: a crowd of made-up
+//! tokens and a slow IdP never hold slots an authorised client needs.
+//! When, at the bound, not one unproven connection is idle, a newcomer
+//! still gets one of [`Bounds::reserve`] slots, on which only a credential
+//! checked without the IdP (the static token, a JWT whose key is known)
+//! is accepted: anything else there is refused at once (503).
+//!
 //! A refused connection is idle from the moment it is refused, whatever
 //! its socket holds (its body is never read), so it is first in line too.
 //! While unproven connections fill their share, its socket is also *parked*
@@ -58,16 +67,21 @@ const RESERVED_FDS: u64 = 64;
 /// How long a new connection has to send its request before, idle, it is
 /// first in line to make room. A real client writes as it connects.
 pub const GRACE: Duration = Duration::from_millis(250);
+/// Slots past the bound for a newcomer when no unproven connection can be
+/// pushed out; only a credential checked without the IdP is accepted there.
+pub const RESERVE_SLOTS: usize = 32;
 
 /// How many unproven connections may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
     /// Kept while an idle one past its grace can be pushed out.
     pub share: usize,
-    /// At most.
+    /// At most, reserve slots aside.
     pub hard: usize,
+    /// Past `hard`, for credentials checked without the IdP only.
+    pub reserve: usize,
     /// Unproven connections, open or pushed out and still closing, that
-    /// the descriptors allow; at least `hard`.
+    /// the descriptors allow; at least `hard + reserve`.
     pub capacity: usize,
 }
 
@@ -77,11 +91,13 @@ impl Bounds {
     pub fn for_descriptors(fd_limit: u64) -> Bounds {
         let reserved = RESERVED_FDS.min(fd_limit / 2);
         let capacity = usize::try_from(fd_limit - reserved).unwrap_or(usize::MAX);
-        let hard = capacity.clamp(4, UNPROVEN_HARD_LIMIT);
+        let reserve = (capacity / 32).clamp(1, RESERVE_SLOTS);
+        let hard = (capacity - reserve.min(capacity)).clamp(4, UNPROVEN_HARD_LIMIT);
         Bounds {
             share: (hard / 4).max(1),
             hard,
-            capacity: capacity.max(hard),
+            reserve,
+            capacity: capacity.max(hard + reserve),
         }
     }
 }
@@ -91,6 +107,7 @@ impl Default for Bounds {
         Bounds {
             share: UNPROVEN_SLOTS,
             hard: UNPROVEN_HARD_LIMIT,
+            reserve: RESERVE_SLOTS,
             capacity: usize::MAX,
         }
     }
@@ -127,6 +144,11 @@ struct State {
     refused: AtomicBool,
     /// Refused, answered, and held open only to slow its client down.
     parked: AtomicBool,
+    /// Its request waits on the identity provider: it has proven nothing.
+    waiting_on_idp: AtomicBool,
+    /// Admitted past the bound: only a credential checked without the IdP
+    /// is accepted on it.
+    reserve: bool,
     /// Cancelled when the connection is pushed out.
     evicted: CancellationToken,
 }
@@ -147,11 +169,12 @@ impl Inner {
 }
 
 impl State {
-    /// Refused (its answer is on its way, and its body is never read), or
-    /// no request in service and nothing unread in the socket (or the peer
-    /// has gone).
+    /// Refused (its answer is on its way, and its body is never read), its
+    /// request waiting on the IdP, or no request in service and nothing
+    /// unread in the socket (or the peer has gone).
     fn is_idle(&self) -> bool {
         self.refused.load(Ordering::SeqCst)
+            || self.waiting_on_idp.load(Ordering::SeqCst)
             || (!self.busy.load(Ordering::SeqCst) && !bytes_waiting(&self.socket))
     }
 
@@ -205,6 +228,7 @@ impl Slots {
         let now = Instant::now();
         let mut inner = self.inner.lock().expect("slots lock");
         let open = inner.unproven.len();
+        let mut reserve = false;
         if open >= self.limits.share {
             // A parked socket (answered already) goes first, then the
             // oldest idle one past its grace; at the bound, any idle one;
@@ -218,7 +242,14 @@ impl Slots {
             let victim = match victim {
                 Some(at) => Some(at),
                 None if open >= self.limits.hard => {
-                    Some(inner.unproven.iter().position(|s| s.is_idle())?)
+                    match inner.unproven.iter().position(|s| s.is_idle()) {
+                        Some(at) => Some(at),
+                        None if open < self.limits.hard + self.limits.reserve => {
+                            reserve = true;
+                            None
+                        }
+                        None => return None,
+                    }
                 }
                 None => None,
             };
@@ -234,6 +265,8 @@ impl Slots {
             busy: AtomicBool::new(false),
             refused: AtomicBool::new(false),
             parked: AtomicBool::new(false),
+            waiting_on_idp: AtomicBool::new(false),
+            reserve,
             evicted: CancellationToken::new(),
         });
         inner.unproven.push_back(Arc::clone(&state));
@@ -274,6 +307,18 @@ impl Slot {
     /// Marks a request in service (`true`) or answered (`false`).
     pub fn set_busy(&self, busy: bool) {
         self.state.busy.store(busy, Ordering::SeqCst);
+    }
+
+    /// Marks the connection's request as waiting on the identity provider
+    /// (`true`) or not: while it waits it can be pushed out like an idle one.
+    pub fn set_waiting_on_idp(&self, waiting: bool) {
+        self.state.waiting_on_idp.store(waiting, Ordering::SeqCst);
+    }
+
+    /// Whether this connection holds a reserve slot, where only a
+    /// credential checked without the IdP is accepted.
+    pub fn is_reserve(&self) -> bool {
+        self.state.reserve && !self.proven.load(Ordering::SeqCst)
     }
 
     /// A request of this connection was refused: it is no longer busy, and

@@ -72,25 +72,28 @@ async fn a_full_share_pushes_out_the_oldest_idle_connection_only() {
 fn few_descriptors_mean_fewer_unproven_slots() {
     // Plenty: the full bounds.
     let plenty = Bounds::for_descriptors(1 << 20);
-    assert_eq!((plenty.share, plenty.hard), (256, 1024));
+    assert_eq!((plenty.share, plenty.hard, plenty.reserve), (256, 1024, 32));
     assert_eq!(plenty.capacity, (1 << 20) - 64);
     let unlimited = Bounds::for_descriptors(u64::MAX);
     assert_eq!((unlimited.share, unlimited.hard), (256, 1024));
-    // A common default soft limit: one descriptor per connection, 64 kept.
+    // A common default soft limit: one descriptor per connection, 64 kept;
+    // of the 960 left, a 32nd (30) is the reserve.
     assert_eq!(
         Bounds::for_descriptors(1024),
         Bounds {
-            share: 240,
-            hard: 960,
+            share: 232,
+            hard: 930,
+            reserve: 30,
             capacity: 960
         }
     );
-    // Very few: half kept for the rest.
+    // Very few: half kept for the rest, one reserve slot.
     assert_eq!(
         Bounds::for_descriptors(64),
         Bounds {
-            share: 8,
-            hard: 32,
+            share: 7,
+            hard: 31,
+            reserve: 1,
             capacity: 32
         }
     );
@@ -99,7 +102,8 @@ fn few_descriptors_mean_fewer_unproven_slots() {
         Bounds {
             share: 1,
             hard: 4,
-            capacity: 4
+            reserve: 1,
+            capacity: 5
         }
     );
 }
@@ -109,6 +113,7 @@ async fn at_the_bound_the_accept_loop_waits_for_pushed_out_connections_to_close(
     let mut bench = Bench::new(Bounds {
         share: 1,
         hard: 2,
+        reserve: 0,
         capacity: 2,
     });
     let mut admitted = bench.admit_many(3);
@@ -148,4 +153,35 @@ async fn out_of_descriptors_the_oldest_idle_connection_goes_at_once() {
     );
     admitted[1].prove();
     assert!(!slots.shed_idle(), "only a busy one is left");
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_on_the_idp_is_idle_and_past_the_bound_a_reserve_slot_is_given() {
+    let mut bench = Bench::new(Bounds {
+        share: 2,
+        hard: 3,
+        reserve: 1,
+        capacity: 4,
+    });
+    let admitted = bench.admit_many(3);
+    for slot in &admitted {
+        slot.set_busy(true);
+    }
+    // Every unproven connection is serving a request: the newcomer gets
+    // the reserve slot, and no one is pushed out.
+    let reserved = bench.admit();
+    assert!(reserved.is_reserve());
+    assert!(!admitted.iter().any(|s| s.is_reserve()));
+    assert_eq!(pushed_out(&admitted), [] as [usize; 0]);
+    // The reserve is full too: the next newcomer is closed at once...
+    reserved.set_busy(true);
+    assert!(bench.slots.admit(&bench.sockets[0].0).is_none());
+    // ...unless a request waits on the IdP: that connection goes.
+    admitted[1].set_waiting_on_idp(true);
+    let after = bench.admit();
+    assert!(!after.is_reserve());
+    assert_eq!(pushed_out(&admitted), [1]);
+    // A reserve slot that proves itself is an ordinary proven connection.
+    reserved.prove();
+    assert!(!reserved.is_reserve());
 }

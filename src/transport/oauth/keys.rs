@@ -5,7 +5,12 @@
 //! is retried in the background; keys once known keep working whatever the
 //! IdP does. A token naming an unknown `kid` refetches the JWKS at most
 //! once a minute, however many such tokens arrive, so made-up kids cannot
-//! hammer the IdP.
+//! hammer the IdP. A kid that two keys of one set share is ambiguous: a
+//! token naming it is refused (the set's order must not pick the key).
+//! Only the first [`MAX_KEYS`] entries of a set are read; `doctor` says
+//! when some were left out. A key without `alg` verifies only the
+//! algorithms of `http.auth.algorithms` of its own type (the default list
+//! is RS256, PS256, ES256 and EdDSA).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -26,8 +31,8 @@ pub const REFETCH_EVERY: Duration = Duration::from_secs(60);
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 /// Known keys are refreshed this often (a removed key stops working).
 const REFRESH_EVERY: Duration = Duration::from_secs(15 * 60);
-/// Keys kept from one set: real sets hold a handful.
-const MAX_KEYS: usize = 64;
+/// Keys read from one set: real sets hold a handful.
+pub const MAX_KEYS: usize = 64;
 
 /// One verification key, and the algorithm it is pinned to, if the set
 /// names one.
@@ -43,12 +48,43 @@ pub enum Lookup {
     Unknown,
     /// No key set has been fetched yet: the IdP has not answered so far.
     NotYetKnown,
+    /// Two keys of the set carry this kid.
+    Ambiguous,
+    /// Not known, and finding out would need the IdP, which this lookup
+    /// may not ask.
+    NeedsIdp,
+}
+
+/// One key set as read: its usable keys by kid, the kids more than one key
+/// carries, and how many entries past [`MAX_KEYS`] were not read.
+#[derive(Default)]
+pub struct KeySet {
+    keys: HashMap<String, Arc<Key>>,
+    ambiguous: Vec<String>,
+    ignored: usize,
+}
+
+impl KeySet {
+    /// Usable signing keys (an ambiguous kid's keys not counted).
+    pub fn usable(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The kids that more than one key carries; tokens naming them are refused.
+    pub fn ambiguous(&self) -> &[String] {
+        &self.ambiguous
+    }
+
+    /// Entries past the first [`MAX_KEYS`], not read.
+    pub fn ignored(&self) -> usize {
+        self.ignored
+    }
 }
 
 #[derive(Default)]
 struct Known {
     jwks_uri: Option<Url>,
-    keys: Option<Arc<HashMap<String, Arc<Key>>>>,
+    keys: Option<Arc<KeySet>>,
     fetched_at: Option<Instant>,
 }
 
@@ -73,12 +109,14 @@ impl Keys {
     }
 
     /// The key named `kid`, refetching the set first if it is unknown and
-    /// the last fetch is over a minute old.
-    pub async fn find(&self, kid: &str) -> Lookup {
+    /// the last fetch is over a minute old, unless `may_fetch` is false.
+    pub async fn find(&self, kid: &str, may_fetch: bool) -> Lookup {
         let (found, due) = self.look(kid);
         match found {
+            Some(Lookup::NotYetKnown) if !may_fetch => return Lookup::NeedsIdp,
             Some(lookup) => return lookup,
             None if !due => return Lookup::Unknown,
+            None if !may_fetch => return Lookup::NeedsIdp,
             None => {}
         }
         let _one = self.fetching.lock().await;
@@ -102,8 +140,11 @@ impl Keys {
         let Some(keys) = &known.keys else {
             return (Some(Lookup::NotYetKnown), false);
         };
-        if let Some(key) = keys.get(kid) {
+        if let Some(key) = keys.keys.get(kid) {
             return (Some(Lookup::Found(Arc::clone(key))), false);
+        }
+        if keys.ambiguous.iter().any(|k| k == kid) {
+            return (Some(Lookup::Ambiguous), false);
         }
         let due = known
             .fetched_at
@@ -116,8 +157,14 @@ impl Keys {
         self.known.read().expect("keys lock").keys.is_some()
     }
 
-    /// Discovers the JWKS location (once) and fetches the key set.
+    /// Discovers the JWKS location (once) and fetches the key set; how many
+    /// usable keys it has.
     pub async fn refresh(&self) -> Result<usize, String> {
+        self.refresh_set().await.map(|set| set.usable())
+    }
+
+    /// [`Keys::refresh`], with what the set held.
+    pub async fn refresh_set(&self) -> Result<Arc<KeySet>, String> {
         let known_uri = self.known.read().expect("keys lock").jwks_uri.clone();
         let jwks_uri = match known_uri {
             Some(uri) => uri,
@@ -137,16 +184,22 @@ impl Keys {
             .get(&jwks_uri)
             .await
             .map_err(|e| format!("fetching the key set {jwks_uri}: {e}"))?;
-        let keys = parse_key_set(&set);
-        let count = keys.len();
+        let keys = Arc::new(parse_key_set(&set));
+        let count = keys.usable();
+        for kid in keys.ambiguous() {
+            tracing::warn!(kid = %printable(kid), jwks_uri = %jwks_uri, "oauth: two keys of the issuer's key set carry this kid, so it is ambiguous: tokens naming it are refused (the IdP must give each key its own kid)");
+        }
+        if keys.ignored() > 0 {
+            tracing::warn!(ignored = keys.ignored(), jwks_uri = %jwks_uri, "oauth: the issuer's key set has more than {MAX_KEYS} entries; only the first {MAX_KEYS} are read");
+        }
         if count == 0 {
             return Err(format!(
-                "the key set {jwks_uri} has no usable signing key (RSA, EC or OKP with a kid)"
+                "the key set {jwks_uri} has no usable signing key (RSA, EC or OKP with a kid of its own)"
             ));
         }
-        self.known.write().expect("keys lock").keys = Some(Arc::new(keys));
+        self.known.write().expect("keys lock").keys = Some(Arc::clone(&keys));
         tracing::info!(keys = count, jwks_uri = %jwks_uri, "oauth: fetched the issuer's signing keys");
-        Ok(count)
+        Ok(keys)
     }
 
     /// The issuer's metadata: RFC 8414 first, then OpenID discovery. Its
@@ -235,12 +288,24 @@ pub fn metadata_urls(issuer: &str) -> Result<Vec<Url>, String> {
 
 /// The usable signing keys of a JWKS document, by kid. Keys that cannot
 /// verify (encryption keys, symmetric keys, unknown types, no kid) are
-/// left out; the rest of the set still counts.
-fn parse_key_set(set: &Value) -> HashMap<String, Arc<Key>> {
-    let mut keys = HashMap::new();
+/// left out; the rest of the set still counts. A kid that two entries
+/// carry (usable or not) names no key.
+fn parse_key_set(set: &Value) -> KeySet {
+    let mut parsed = KeySet::default();
     let Some(list) = set.get("keys").and_then(Value::as_array) else {
-        return keys;
+        return parsed;
     };
+    parsed.ignored = list.len().saturating_sub(MAX_KEYS);
+    let mut seen = std::collections::HashSet::new();
+    for kid in list
+        .iter()
+        .take(MAX_KEYS)
+        .filter_map(|e| e.get("kid").and_then(Value::as_str))
+    {
+        if !seen.insert(kid) && !parsed.ambiguous.iter().any(|k| k == kid) {
+            parsed.ambiguous.push(kid.to_owned());
+        }
+    }
     for entry in list.iter().take(MAX_KEYS) {
         let Ok(jwk) = serde_json::from_value::<Jwk>(entry.clone()) else {
             continue;
@@ -264,12 +329,14 @@ fn parse_key_set(set: &Value) -> HashMap<String, Arc<Key>> {
         let Ok(decoding) = DecodingKey::from_jwk(&jwk) else {
             continue;
         };
-        if decoding.family() == jsonwebtoken::AlgorithmFamily::Hmac {
+        if decoding.family() == jsonwebtoken::AlgorithmFamily::Hmac
+            || parsed.ambiguous.contains(&kid)
+        {
             continue;
         }
-        keys.insert(kid, Arc::new(Key { decoding, alg }));
+        parsed.keys.insert(kid, Arc::new(Key { decoding, alg }));
     }
-    keys
+    parsed
 }
 
 #[cfg(test)]
@@ -314,7 +381,25 @@ mod tests {
             {"kty": "weird", "kid": "w"}
         ]});
         let keys = parse_key_set(&set);
-        assert_eq!(keys.keys().collect::<Vec<_>>(), ["ec-1"]);
-        assert_eq!(keys["ec-1"].alg, Some(Algorithm::ES256));
+        assert_eq!(keys.keys.keys().collect::<Vec<_>>(), ["ec-1"]);
+        assert_eq!(keys.keys["ec-1"].alg, Some(Algorithm::ES256));
+        assert_eq!(keys.ignored(), 0);
+    }
+
+    #[test]
+    fn a_kid_two_keys_share_names_no_key_and_entries_past_the_limit_are_counted() {
+        let ec = |kid: &str| {
+            serde_json::json!({"kty": "EC", "kid": kid, "crv": "P-256", "alg": "ES256",
+                "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+                "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"})
+        };
+        let set = serde_json::json!({"keys": [ec("twice"), ec("once"), ec("twice")]});
+        let keys = parse_key_set(&set);
+        assert_eq!(keys.keys.keys().collect::<Vec<_>>(), ["once"]);
+        assert_eq!(keys.ambiguous(), ["twice"]);
+        let many: Vec<Value> = (0..MAX_KEYS + 3).map(|i| ec(&format!("k{i}"))).collect();
+        let keys = parse_key_set(&serde_json::json!({ "keys": many }));
+        assert_eq!(keys.usable(), MAX_KEYS);
+        assert_eq!(keys.ignored(), 3);
     }
 }

@@ -29,8 +29,9 @@ use crate::config::OAuthConfig;
 use cache::TokenCache;
 pub use fetch::{FETCH_TIMEOUT, Fetcher};
 use introspect::Introspector;
+pub use introspect::{MAX_IN_FLIGHT as MAX_INTROSPECTIONS, PER_PEER_PER_SECOND, REFUSAL_TTL_S};
+pub use keys::{KeySet, MAX_KEYS, REFETCH_EVERY, metadata_urls};
 use keys::{Keys, Lookup};
-pub use keys::{REFETCH_EVERY, metadata_urls};
 
 /// Longest access token read: real ones are 1-2 KiB.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
@@ -83,6 +84,42 @@ pub enum Rejection {
     Inactive,
     #[error("introspection failed (the IdP did not answer)")]
     IntrospectionFailed,
+    #[error("two keys of the issuer's key set carry the token's kid, so it names no key")]
+    AmbiguousKid,
+    #[error(
+        "too many unverified opaque tokens from this address: each costs the IdP a round trip; retry in a second"
+    )]
+    IntrospectionRateLimited,
+    #[error("the IdP is asked about as many opaque tokens as it may be at once; retry in a second")]
+    IntrospectionBusy,
+    #[error(
+        "connections are crowded, and this token can be checked only by asking the IdP; retry in a second"
+    )]
+    NeedsIdp,
+}
+
+impl Rejection {
+    /// A refusal that says nothing of the token, only that it could not be
+    /// checked now: answered 429 or 503 with `Retry-After`, not 401, so a
+    /// client keeps its token and retries.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Rejection::IntrospectionRateLimited
+                | Rejection::IntrospectionBusy
+                | Rejection::NeedsIdp
+        )
+    }
+}
+
+/// Where a token may be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Asking the IdP if need be (introspection, an unknown kid's refetch).
+    Any,
+    /// Only with what is known here (a JWT whose key is known): for a
+    /// connection on a reserve slot, which must not wait on the IdP.
+    LocalOnly,
 }
 
 /// The claims read from a verified token.
@@ -148,9 +185,9 @@ pub enum StartError {
 }
 
 /// Discovers the issuer's metadata and fetches its keys once, as `serve`
-/// would (for `doctor`): how many signing keys it has, or why not.
-pub async fn probe(config: &OAuthConfig) -> Result<usize, String> {
-    Keys::new(Fetcher::new(), config).refresh().await
+/// would (for `doctor`): what the key set holds, or why there is none.
+pub async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, String> {
+    Keys::new(Fetcher::new(), config).refresh_set().await
 }
 
 impl ResourceServer {
@@ -198,8 +235,13 @@ impl ResourceServer {
         Arc::clone(&self.keys).upkeep()
     }
 
-    /// The verdict on one presented token.
-    pub async fn authenticate(&self, token: &str) -> Result<Verdict, Rejection> {
+    /// The verdict on one token presented from `peer`, checked within `reach`.
+    pub async fn authenticate(
+        &self,
+        token: &str,
+        peer: Option<std::net::IpAddr>,
+        reach: Reach,
+    ) -> Result<Verdict, Rejection> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
@@ -209,9 +251,14 @@ impl ResourceServer {
             return Ok(verdict);
         }
         let granted = if is_jws_shaped(token) {
-            self.verify(token, now).await?
+            self.verify(token, now, reach).await?
         } else if let Some(introspector) = &self.introspector {
-            introspector.introspect(token, &self.config, now).await?
+            if reach == Reach::LocalOnly {
+                return Err(Rejection::NeedsIdp);
+            }
+            introspector
+                .introspect(token, &digest, peer, &self.config, now)
+                .await?
         } else {
             return Err(Rejection::NotJws);
         };
@@ -235,7 +282,7 @@ impl ResourceServer {
         ))
     }
 
-    async fn verify(&self, token: &str, now: u64) -> Result<Granted, Rejection> {
+    async fn verify(&self, token: &str, now: u64, reach: Reach) -> Result<Granted, Rejection> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Rejection::Header)?;
         if header.enc.is_some() {
             return Err(Rejection::Header);
@@ -253,10 +300,12 @@ impl ResourceServer {
             }
         }
         let kid = header.kid.as_deref().ok_or(Rejection::NoKid)?;
-        let key = match self.keys.find(kid).await {
+        let key = match self.keys.find(kid, reach == Reach::Any).await {
             Lookup::Found(key) => key,
             Lookup::Unknown => return Err(Rejection::UnknownKid),
             Lookup::NotYetKnown => return Err(Rejection::KeysNotKnown),
+            Lookup::Ambiguous => return Err(Rejection::AmbiguousKid),
+            Lookup::NeedsIdp => return Err(Rejection::NeedsIdp),
         };
         if key.alg.is_some_and(|alg| alg != header.alg)
             || key.decoding.family() != header.alg.family()

@@ -56,7 +56,9 @@
 //   them, private parts included, as
 //   {"keys":[{"kid","alg","private_pem","public_pem"},...]} with mode 0600.
 // - POST /__control {"delayMs": N} (or --delay-ms N) delays every later response by N
-//   ms (the control endpoint itself answers at once).
+//   ms (the control endpoint itself answers at once). POST /__control {} answers
+//   {"delayMs": N, "requests": {PATH: COUNT, ...}}: the requests received so far by
+//   path (/token/introspection among them), counted before any delay.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -322,6 +324,8 @@ async function main() {
   }
 
   let delayMs = opts.delayMs;
+  // Requests answered (or being answered) so far, by path.
+  const requests = {};
   let handler; // set once the provider exists (its issuer needs the bound port)
   let markReady;
   const ready = new Promise((resolve) => { markReady = resolve; });
@@ -344,9 +348,10 @@ async function main() {
           }
           delayMs = n;
         }
-        sendJson(res, 200, { delayMs });
+        sendJson(res, 200, { delayMs, requests });
         return;
       }
+      requests[path] = (requests[path] || 0) + 1;
       if (delayMs > 0) await sleep(delayMs);
       await handler(req, res, path);
     } catch (err) {
