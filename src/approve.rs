@@ -4,21 +4,17 @@
 //! key keeps its value and place, and replaced atomically: a temp file in
 //! the same directory with the original's mode, synced, then renamed over.
 //! The allowlist is the product's authority, so every read-modify-write
-//! holds the config's exclusive lock and reads the file again under it: two
-//! `allow`s both land, and a `revoke` is never undone by a writer that read
-//! the file before it.
+//! holds the config's exclusive lock (`config::lock`) and reads the file
+//! again under it: two `allow`s both land, and a `revoke` is never undone
+//! by a writer that read the file before it.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use crate::config::{self, Config, ConfigError, RawConfig, SendMode};
 use crate::escape::{self, printable, readable_ms};
-use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
+use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
 use crate::hc::{CoreError, CoreId, HcClient};
 
 const CORE_ID_KEY: &str = "coreId";
@@ -33,27 +29,21 @@ pub enum ApproveError {
     /// The core could not be probed.
     #[error(transparent)]
     Core(CoreError),
+    /// The address is not one a terminal can have.
+    #[error(
+        "{address} is not a terminal address: it {why}; use the ADDRESS column of inspect-core"
+    )]
+    BadAddress { address: String, why: String },
     /// hc has no terminal at the address.
     #[error("hc has no terminal at {address}: check the address with inspect-core")]
     NoSuchTerminal { address: String },
     /// The terminal's program has exited.
     #[error("the program in {address} has exited; there is nothing to approve")]
     Finished { address: String },
-    /// Another `allow` or `revoke` held the config's lock too long.
-    #[error(
-        "another allow or revoke has been changing {path} for over {secs} s (it holds {lock}): let it finish, then run this again; the config is unchanged",
-        path = path.display(),
-        lock = lock.display(),
-        secs = LOCK_WAIT.as_secs()
-    )]
-    Locked { path: PathBuf, lock: PathBuf },
-    /// The lock file cannot be used.
-    #[error("cannot lock {path} with {lock}: {why}; the config is unchanged", path = path.display(), lock = lock.display())]
-    Lock {
-        path: PathBuf,
-        lock: PathBuf,
-        why: String,
-    },
+    /// The config's lock could not be taken (another writer held it too
+    /// long, or the lock file cannot be used).
+    #[error(transparent)]
+    Lock(#[from] config::LockError),
     /// The config moved to another file or another core while `allow`
     /// probed the core.
     #[error(
@@ -101,9 +91,13 @@ fn apply_hint(config_flag: Option<&Path>) -> String {
 /// the file as it is by then, so a `revoke` or another `allow` that ran
 /// meanwhile is kept, never undone.
 pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, ApproveError> {
+    check_address(request.address).map_err(|why| ApproveError::BadAddress {
+        address: request.address.to_owned(),
+        why,
+    })?;
     let probed_with = load(config_path)?;
     let (core_id, record) = probe(&probed_with.config, request.address).await?;
-    let _locked = lock(&probed_with.resolved).await?;
+    let _locked = config::lock(&probed_with.resolved).await?;
     let Editing {
         mut doc,
         config,
@@ -257,7 +251,7 @@ pub struct Revocation<'a> {
 /// or every approval at all). Nothing to remove is not an error, so
 /// scripts can run it again.
 pub async fn revoke(config_path: &Path, request: &Revocation<'_>) -> Result<String, ApproveError> {
-    let _locked = lock(&load(config_path)?.resolved).await?;
+    let _locked = config::lock(&load(config_path)?.resolved).await?;
     // Read again under the lock: what is edited is the file as it is now.
     let Editing {
         mut doc, resolved, ..
@@ -364,132 +358,11 @@ fn document(doc: &Value) -> String {
     text
 }
 
-/// How long `allow` or `revoke` waits for another to finish with the same
-/// config: each holds the lock for a read, an edit and a write.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
-/// How often a waiting one tries the lock again.
-const LOCK_RETRY: Duration = Duration::from_millis(20);
-
-/// The config's exclusive lock (`flock` on a lock file beside it, never
-/// removed, so two writers always lock the same inode), held while the
-/// file is read, changed and written back; released when dropped.
-struct ConfigLock {
-    _file: std::fs::File,
-}
-
-/// Takes the lock of the config at `resolved` (its real path), waiting at
-/// most [`LOCK_WAIT`] for another writer.
-async fn lock(resolved: &Path) -> Result<ConfigLock, ApproveError> {
-    let dir = resolved
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = resolved
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let lock_path = dir.join(format!(".{name}.lock"));
-    let refused = |why: String| ApproveError::Lock {
-        path: resolved.to_path_buf(),
-        lock: lock_path.clone(),
-        why,
-    };
-    // The folder passed the config's checks, so only its owner can have
-    // put something at this name; still, nothing but a private regular
-    // file of ours is used, and the open never blocks or follows a link.
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&lock_path)
-        .map_err(|e| refused(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| refused(e.to_string()))?;
-    if !meta.is_file() || meta.uid() != config::current_uid() {
-        return Err(refused(
-            "it is not a regular file of yours: remove it".to_owned(),
-        ));
-    }
-    let deadline = tokio::time::Instant::now() + LOCK_WAIT;
-    loop {
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => return Ok(ConfigLock { _file: file }),
-            Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(refused(e.to_string())),
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(ApproveError::Locked {
-                path: resolved.to_path_buf(),
-                lock: lock_path,
-            });
-        }
-        tokio::time::sleep(LOCK_RETRY).await;
-    }
-}
-
-/// Temp file beside the config (same mode), fsync, rename, fsync the directory.
+/// Replaces the config at `path` with `doc` (see `config::replace`).
 fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
-    let fail = |what: &'static str, source: std::io::Error| ApproveError::Write {
+    config::replace(path, &document(doc)).map_err(|(what, source)| ApproveError::Write {
         what,
         path: path.to_path_buf(),
         source,
-    };
-    let mode = std::fs::metadata(path)
-        .map_err(|e| fail("read", e))?
-        .permissions()
-        .mode()
-        & 0o777;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let text = document(doc);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&temp)?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(fail("write", e));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_writer_waits_for_the_lock_and_gives_up_with_a_clear_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("config.json");
-        std::fs::write(&config, "{}").unwrap();
-        let held = lock(&config).await.unwrap();
-        let started = tokio::time::Instant::now();
-        let refused = lock(&config).await.err().expect("the lock is held");
-        assert!(started.elapsed() >= LOCK_WAIT, "it gave up before waiting");
-        let said = refused.to_string();
-        assert!(
-            said.starts_with("another allow or revoke has been changing")
-                && said.ends_with("the config is unchanged"),
-            "{said}"
-        );
-        drop(held);
-        assert!(lock(&config).await.is_ok(), "a released lock is free");
-    }
+    })
 }

@@ -79,7 +79,7 @@ async fn probe(app: Arc<App>) {
         .iter()
         .filter(|(lifetime, _)| {
             config.core_id() == Some(live)
-                && listed.value.iter().any(|t| {
+                && listed.value.terminals.iter().any(|t| {
                     t.address == lifetime.address
                         && t.created_ms == lifetime.created_ms
                         && !t.is_finished()

@@ -126,7 +126,12 @@ async fn fixture() -> Fixture {
         ..SimOptions::default()
     });
     let hc = HcClient::new(&sim.socket, Duration::from_secs(5));
-    let listed = hc.list(true).await.expect("list the fixture").value;
+    let listed = hc
+        .list(true)
+        .await
+        .expect("list the fixture")
+        .value
+        .terminals;
     let by_program = |program: &str| -> Vec<TerminalRecord> {
         listed
             .iter()

@@ -37,18 +37,19 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
     // Pin what varies between runs (ids, clocks, paths); keep everything else.
     let hello = Hello {
         core_id: crate::support::core("c8d1f0a2-0000-4000-8000-000000000000"),
-        pid: 4242,
-        started_ms: 1_764_480_000_000,
+        pid: Some(4242),
+        started_ms: Some(1_764_480_000_000),
         ..(*listed.core).clone()
     };
-    let mut terminals = listed.value;
-    for (i, t) in terminals.iter_mut().enumerate() {
+    let mut listing = listed.value;
+    for (i, t) in listing.terminals.iter_mut().enumerate() {
         t.created_ms = 1_764_480_000_123 + i as i64 * 1_000;
         t.finished_ms = t.finished_ms.map(|_| 1_764_480_060_000);
         t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
     }
     // t1 approved, t3 approved for multi-line prompts, the rest not.
-    let approvals: Vec<Option<Approval>> = terminals
+    let approvals: Vec<Option<Approval>> = listing
+        .terminals
         .iter()
         .map(|t| match t.address.as_str() {
             "t1" => Some(Approval {
@@ -62,10 +63,10 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
             _ => None,
         })
         .collect();
-    insta::assert_snapshot!(render_table(&hello, &terminals, &approvals));
+    insta::assert_snapshot!(render_table(&hello, &listing, &approvals));
     insta::assert_snapshot!(
         "inspect_core_json",
-        render_json(&hello, &terminals, &approvals)
+        render_json(&hello, &listing, &approvals)
     );
 
     let config = sim.config(json!({}));

@@ -138,6 +138,7 @@ async fn approvals_follow_restarts_and_revoke_can_preview_and_clear() {
         .await
         .unwrap()
         .value
+        .terminals
         .into_iter()
         .find(|t| t.status == TerminalStatus::Unknown)
         .expect("a shell that reports no status");

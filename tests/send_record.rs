@@ -39,7 +39,7 @@ async fn input_that_lands_in_a_new_lifetime_is_sent_flagged_and_audited_with_bot
     )
     .await;
     wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
-    let approved = world.hc.list(false).await.unwrap().value[0].created_ms;
+    let approved = world.hc.list(false).await.unwrap().value.terminals[0].created_ms;
     // The preflight's reply is held back; meanwhile t1 ends and a new
     // agent takes its address, as hc reuses addresses.
     world.sim.set_faults(&["slow-reply:terminal.get"]);
@@ -85,7 +85,7 @@ async fn input_that_lands_in_a_new_lifetime_is_sent_flagged_and_audited_with_bot
 async fn wait_listed_idle(hc: &HcClient, address: &str) {
     let deadline = Instant::now() + crate::support::PATIENCE;
     loop {
-        let listed = hc.list(false).await.expect("terminal.list").value;
+        let listed = hc.list(false).await.expect("terminal.list").value.terminals;
         if listed
             .iter()
             .any(|t| t.address == address && t.status == TerminalStatus::Idle)

@@ -9,7 +9,9 @@ mod support;
 
 mod approve;
 mod argument_errors;
+mod check_contract;
 mod config_safety;
+mod contract_document;
 mod core_client;
 mod fault_matrix;
 #[cfg(feature = "fuzzing")]
@@ -26,6 +28,7 @@ mod operator_hardening;
 mod operator_pass;
 mod output_waits;
 mod pattern_costs;
+mod real_hc;
 mod restarts;
 mod send_record;
 mod stdio_tools;

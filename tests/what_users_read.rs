@@ -26,7 +26,7 @@ impl Scrub {
             (sim.core_id.clone(), "[core_id]"),
             (sim.socket.display().to_string(), "[socket]"),
         ];
-        for t in hc.list(true).await.unwrap().value {
+        for t in hc.list(true).await.unwrap().value.terminals {
             pairs.push((t.created_ms.to_string(), "[created_ms]"));
             if let Some(cwd) = t.cwd {
                 pairs.push((cwd, "[cwd]"));

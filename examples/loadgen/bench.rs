@@ -232,6 +232,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         .await
         .map_err(|e| format!("listing the output-wait terminals: {e}"))?
         .value
+        .terminals
         .into_iter()
         .map(|t| t.address)
         .collect();

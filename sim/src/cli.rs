@@ -60,6 +60,12 @@ pub struct Cli {
     /// How long the `slow-reply` fault delays a reply.
     #[arg(long, value_name = "MS", default_value_t = 3000)]
     slow_reply_ms: u64,
+    /// Answer as public clients show real cores answer, not as the model
+    /// says: human-text error messages with `data.hint`, records with
+    /// extra fields and without title, submit_key, rows and cols, an agent
+    /// at `machine/t7`, and a record showing a status outside the six.
+    #[arg(long)]
+    evidence: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +142,7 @@ impl TryFrom<Cli> for Invocation {
                 input_log: cli.input_log,
                 faults: cli.faults,
                 slow_reply: Duration::from_millis(cli.slow_reply_ms),
+                evidence: cli.evidence,
             },
         })))
     }

@@ -8,6 +8,7 @@
 //! - [`server`]: binding, the accept loop, one lockstep task per connection.
 //! - [`methods`]: the handshake and one function per hc method.
 //! - [`faults`]: which faults apply to a call and how its reply goes out.
+//! - [`evidence`]: replies as real cores send them (`--evidence`).
 //! - [`sim`]: the core (identity, terminals, faults, counters, lifecycle).
 //! - [`registry`]: addresses and creation times of terminals.
 //! - [`terminal`]: one terminal's screen, status and input lock.
@@ -29,6 +30,7 @@ pub mod agent;
 pub mod cli;
 mod clock;
 pub mod control;
+pub mod evidence;
 pub mod faults;
 pub mod framing;
 pub mod input;

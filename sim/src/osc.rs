@@ -1,57 +1,81 @@
-//! The filter between a program's output and the VT parser. It takes OSC 7501
-//! status reports out of the byte stream (contract §6) and watches mode 2026
-//! (synchronized output) so `terminal.read` can say whether the screen was
-//! caught mid-update. Sequences may arrive split across any number of reads;
-//! everything else passes through untouched for `vt100` to interpret.
+//! The filter between a program's output and the VT parser, as hc's is:
+//! it takes the Program Status Protocol (OSC 7501, revision 0.4) out of
+//! the byte stream (contract §6), answers the protocol's feature-detection
+//! query and the primary device attributes query that follows it, and
+//! watches mode 2026 (synchronized output) so `terminal.read` can say
+//! whether the screen was caught mid-update. Sequences may arrive split
+//! across any number of reads; everything else passes through untouched for
+//! `vt100` to interpret.
+//!
+//! The OSC 7501 grammar is `termstate-core`'s (`state=…:app=…`, `kind`,
+//! `msg` in base64, `progress`, `id` for a child record, `clear`, ended by
+//! ST or BEL): no hand-written parser here. A report with `id=` describes
+//! a sub-task and changes nothing of the terminal; `app` names its program.
+
+use termstate_core::scan::{Event, Scanner};
+use termstate_core::{Capabilities, Message, Terminator};
 
 use crate::wire::Status;
 
 const ESC: u8 = 0x1b;
-const BEL: u8 = 0x07;
-/// The OSC number hc reserves for status reports.
-const STATUS_OSC: &[u8] = b"7501;";
 /// The private mode a program sets while it draws a frame atomically.
-const SYNCHRONIZED_OUTPUT_MODE: &str = "2026";
-/// An OSC longer than this is not a status report; it is handed on as is
-/// rather than buffered without bound.
-const MAX_OSC_BYTES: usize = 4096;
-/// Likewise for a control sequence (real ones are a few bytes).
+const SYNCHRONIZED_OUTPUT_MODE: &[u8] = b"2026";
+/// A control sequence longer than this is not watched (real ones are a few
+/// bytes); it still reaches the screen unchanged.
 const MAX_CSI_BYTES: usize = 64;
+/// hc's answer to primary device attributes (`CSI c`): a VT220-class
+/// terminal. Programs send it right after the OSC 7501 query, and take an
+/// answer to it without a 7501 reply first as "not supported".
+pub const DA1_REPLY: &[u8] = b"\x1b[?62;22c";
 
-/// A status report taken out of the output.
+/// What a program said to its terminal over OSC 7501.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusReport {
-    pub status: Status,
-    /// `;program=<name>`, when the report carried one.
-    pub program: Option<String>,
+pub enum ProgramReport {
+    /// The root record's state, and its `app` when the report named one.
+    State {
+        status: Status,
+        program: Option<String>,
+    },
+    /// `state=clear` for the root record: the program reports nothing now.
+    Cleared,
 }
 
+/// Where the CSI watcher is in the pass-through bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum Csi {
     Ground,
     Escape,
-    Osc,
-    OscEscape,
-    Csi,
+    /// Inside `ESC [`; its parameter bytes are in `OscFilter::csi`.
+    Params,
 }
 
 /// The filter; one per terminal, fed every chunk the program writes.
 #[derive(Debug)]
 pub struct OscFilter {
-    state: State,
-    /// The sequence in progress, from its ESC.
-    pending: Vec<u8>,
+    scanner: Scanner,
+    csi_state: Csi,
+    csi: Vec<u8>,
     synchronized: bool,
 }
 
 impl Default for OscFilter {
     fn default() -> Self {
         OscFilter {
-            state: State::Ground,
-            pending: Vec::new(),
+            scanner: Scanner::new(),
+            csi_state: Csi::Ground,
+            csi: Vec::new(),
             synchronized: false,
         }
     }
+}
+
+/// What one chunk of output held besides the screen's bytes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Filtered {
+    /// Status reports of the root record, in order.
+    pub reports: Vec<ProgramReport>,
+    /// Bytes the terminal answers with (to the program's input), in order.
+    pub answers: Vec<u8>,
 }
 
 impl OscFilter {
@@ -61,201 +85,117 @@ impl OscFilter {
         self.synchronized
     }
 
-    /// Filters one chunk: bytes for the screen go to `screen`, status
-    /// reports to `reports`, in order. A sequence cut by the end of the
+    /// Filters one chunk: bytes for the screen go to `screen`; reports and
+    /// answers to `filtered`, in order. A sequence cut by the end of the
     /// chunk is held until the next one.
-    pub fn feed(&mut self, input: &[u8], screen: &mut Vec<u8>, reports: &mut Vec<StatusReport>) {
-        let mut index = 0;
-        while index < input.len() {
-            let byte = input[index];
-            let consumed = match self.state {
-                State::Ground => {
-                    let rest = &input[index..];
-                    let plain = rest.iter().position(|&b| b == ESC).unwrap_or(rest.len());
-                    screen.extend_from_slice(&rest[..plain]);
-                    if plain < rest.len() {
-                        self.begin(State::Escape);
-                    }
-                    index += plain + 1;
-                    continue;
+    pub fn feed(&mut self, input: &[u8], screen: &mut Vec<u8>, filtered: &mut Filtered) {
+        let Self {
+            scanner,
+            csi_state,
+            csi,
+            synchronized,
+        } = self;
+        scanner.feed(input, |event| match event {
+            Event::Passthrough(bytes) => {
+                watch_csi(bytes, csi_state, csi, synchronized, &mut filtered.answers);
+                screen.extend_from_slice(bytes);
+            }
+            Event::Sequence {
+                message,
+                terminator,
+            } => match message {
+                Ok(Message::Report(report)) if report.id.is_none() => {
+                    filtered.reports.push(ProgramReport::State {
+                        status: Status::from_state(report.state),
+                        program: report.app.map(|app| app.as_str().to_owned()),
+                    });
                 }
-                State::Escape => self.escape(byte, screen),
-                State::Osc => self.osc(byte, screen, reports),
-                State::OscEscape => self.osc_escape(byte, screen, reports),
-                State::Csi => self.csi(byte, screen),
-            };
-            if consumed {
-                index += 1;
-            }
-        }
-    }
-
-    fn begin(&mut self, state: State) {
-        self.pending.clear();
-        self.pending.push(ESC);
-        self.state = state;
-    }
-
-    /// Hands the sequence in progress to the screen unchanged.
-    fn pass_through(&mut self, screen: &mut Vec<u8>) {
-        screen.append(&mut self.pending);
-        self.state = State::Ground;
-    }
-
-    fn escape(&mut self, byte: u8, screen: &mut Vec<u8>) -> bool {
-        match byte {
-            b']' => {
-                self.pending.push(byte);
-                self.state = State::Osc;
-            }
-            b'[' => {
-                self.pending.push(byte);
-                self.state = State::Csi;
-            }
-            ESC => {
-                screen.push(ESC);
-            }
-            _ => {
-                self.pending.push(byte);
-                self.pass_through(screen);
-            }
-        }
-        true
-    }
-
-    fn osc(&mut self, byte: u8, screen: &mut Vec<u8>, reports: &mut Vec<StatusReport>) -> bool {
-        match byte {
-            BEL => {
-                self.pending.push(byte);
-                self.finish_osc(1, screen, reports);
-            }
-            ESC => {
-                self.pending.push(byte);
-                self.state = State::OscEscape;
-            }
-            _ => {
-                self.pending.push(byte);
-                if self.pending.len() > MAX_OSC_BYTES {
-                    self.pass_through(screen);
-                }
-            }
-        }
-        true
-    }
-
-    fn osc_escape(
-        &mut self,
-        byte: u8,
-        screen: &mut Vec<u8>,
-        reports: &mut Vec<StatusReport>,
-    ) -> bool {
-        if byte == b'\\' {
-            self.pending.push(byte);
-            self.finish_osc(2, screen, reports);
-            return true;
-        }
-        // An ESC that is not ST cancels the OSC and starts a new sequence;
-        // the byte after it is looked at again in that light.
-        self.pending.pop();
-        self.pass_through(screen);
-        self.begin(State::Escape);
-        false
-    }
-
-    fn finish_osc(
-        &mut self,
-        terminator_len: usize,
-        screen: &mut Vec<u8>,
-        reports: &mut Vec<StatusReport>,
-    ) {
-        let body = &self.pending[2..self.pending.len() - terminator_len];
-        match body.strip_prefix(STATUS_OSC) {
-            Some(fields) => {
-                reports.extend(parse_report(fields));
-                self.pending.clear();
-                self.state = State::Ground;
-            }
-            None => self.pass_through(screen),
-        }
-    }
-
-    fn csi(&mut self, byte: u8, screen: &mut Vec<u8>) -> bool {
-        match byte {
-            0x20..=0x3f => {
-                self.pending.push(byte);
-                if self.pending.len() > MAX_CSI_BYTES {
-                    self.pass_through(screen);
-                }
-                true
-            }
-            0x40..=0x7e => {
-                self.pending.push(byte);
-                self.track_private_mode();
-                self.pass_through(screen);
-                true
-            }
-            _ => {
-                self.pass_through(screen);
-                false
-            }
-        }
-    }
-
-    /// Notes `ESC [ ? … 2026 … h|l` (the pending sequence is complete).
-    fn track_private_mode(&mut self) {
-        let Some((&last, body)) = self.pending[2..].split_last() else {
-            return;
-        };
-        let Some(params) = body.strip_prefix(b"?") else {
-            return;
-        };
-        let names_mode = params
-            .split(|&b| b == b';')
-            .any(|param| param == SYNCHRONIZED_OUTPUT_MODE.as_bytes());
-        if names_mode {
-            match last {
-                b'h' => self.synchronized = true,
-                b'l' => self.synchronized = false,
-                _ => {}
-            }
-        }
+                Ok(Message::Clear { id: None }) => filtered.reports.push(ProgramReport::Cleared),
+                // The feature-detection query (a program never sends the
+                // reply form): answered in the terminator it came with.
+                Ok(Message::Feature(_)) => answer_query(terminator, &mut filtered.answers),
+                // A child record's report or clear, or a sequence the spec
+                // says to discard: taken off the screen, changing nothing.
+                Ok(_) | Err(_) => {}
+            },
+        });
     }
 }
 
-/// `status=<state>[;program=<name>]`, fields in any order; a report without
-/// a valid state is ignored whole.
-fn parse_report(fields: &[u8]) -> Option<StatusReport> {
-    let fields = std::str::from_utf8(fields).ok()?;
-    let mut status = None;
-    let mut program = None;
-    for field in fields.split(';') {
-        match field.split_once('=') {
-            Some(("status", state)) => status = Status::from_report(state),
-            Some(("program", name)) if !name.is_empty() => program = Some(name.to_string()),
+/// The capability reply: every revision-0.4 state and kind.
+fn answer_query(terminator: Terminator, answers: &mut Vec<u8>) {
+    let mut reply = String::new();
+    Capabilities::default()
+        .write_reply(&mut reply, terminator)
+        .expect("writing to a String cannot fail");
+    answers.extend_from_slice(reply.as_bytes());
+}
+
+/// Follows control sequences in pass-through bytes (without changing
+/// them): `ESC [ ? … 2026 … h|l` turns synchronized output on or off, and
+/// `ESC [ c` / `ESC [ 0 c` asks for the device attributes.
+fn watch_csi(
+    bytes: &[u8],
+    state: &mut Csi,
+    params: &mut Vec<u8>,
+    synchronized: &mut bool,
+    answers: &mut Vec<u8>,
+) {
+    for &byte in bytes {
+        *state = match (*state, byte) {
+            (_, ESC) => Csi::Escape,
+            (Csi::Escape, b'[') => {
+                params.clear();
+                Csi::Params
+            }
+            (Csi::Params, 0x20..=0x3f) if params.len() < MAX_CSI_BYTES => {
+                params.push(byte);
+                Csi::Params
+            }
+            (Csi::Params, 0x40..=0x7e) => {
+                finish_csi(params, byte, synchronized, answers);
+                Csi::Ground
+            }
+            _ => Csi::Ground,
+        };
+    }
+}
+
+fn finish_csi(params: &[u8], last: u8, synchronized: &mut bool, answers: &mut Vec<u8>) {
+    if last == b'c' && (params.is_empty() || params == b"0") {
+        answers.extend_from_slice(DA1_REPLY);
+        return;
+    }
+    let Some(modes) = params.strip_prefix(b"?") else {
+        return;
+    };
+    if modes
+        .split(|&b| b == b';')
+        .any(|mode| mode == SYNCHRONIZED_OUTPUT_MODE)
+    {
+        match last {
+            b'h' => *synchronized = true,
+            b'l' => *synchronized = false,
             _ => {}
         }
     }
-    Some(StatusReport {
-        status: status?,
-        program,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(chunks: &[&[u8]]) -> (OscFilter, Vec<u8>, Vec<StatusReport>) {
+    fn run(chunks: &[&[u8]]) -> (OscFilter, Vec<u8>, Filtered) {
         let mut filter = OscFilter::default();
-        let (mut screen, mut reports) = (Vec::new(), Vec::new());
+        let (mut screen, mut filtered) = (Vec::new(), Filtered::default());
         for chunk in chunks {
-            filter.feed(chunk, &mut screen, &mut reports);
+            filter.feed(chunk, &mut screen, &mut filtered);
         }
-        (filter, screen, reports)
+        (filter, screen, filtered)
     }
 
-    fn report(status: Status, program: Option<&str>) -> StatusReport {
-        StatusReport {
+    fn state(status: Status, program: Option<&str>) -> ProgramReport {
+        ProgramReport::State {
             status,
             program: program.map(str::to_string),
         }
@@ -263,21 +203,22 @@ mod tests {
 
     #[test]
     fn a_report_split_at_every_byte_boundary_is_taken_out_whole() {
+        // `msg` is base64 ("OK"); BEL and ST both end a report.
         let stream: &[u8] =
-            b"ab\x1b]7501;status=working;program=claude\x07cd\x1b]7501;status=done\x1b\\ef";
+            b"ab\x1b]7501;state=working:app=claude:msg=T0s=\x07cd\x1b]7501;state=done\x1b\\ef";
         for cut in 0..=stream.len() {
             for second_cut in cut..=stream.len() {
-                let (_, screen, reports) = run(&[
+                let (_, screen, filtered) = run(&[
                     &stream[..cut],
                     &stream[cut..second_cut],
                     &stream[second_cut..],
                 ]);
                 assert_eq!(screen, b"abcdef", "cuts at {cut} and {second_cut}");
                 assert_eq!(
-                    reports,
+                    filtered.reports,
                     vec![
-                        report(Status::Working, Some("claude")),
-                        report(Status::Done, None)
+                        state(Status::Working, Some("claude")),
+                        state(Status::Done, None)
                     ]
                 );
             }
@@ -285,25 +226,48 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_state_is_ignored_but_still_stripped() {
-        let (_, screen, reports) = run(&[b"x\x1b]7501;status=sleeping\x07y"]);
+    fn child_records_unknown_states_and_the_old_dialect_change_nothing() {
+        let (_, screen, filtered) = run(&[
+            b"x\x1b]7501;state=working:id=build/test:progress=40\x07",
+            b"\x1b]7501;state=sleeping\x07",
+            b"\x1b]7501;status=working;program=claude\x07y",
+        ]);
         assert_eq!(screen, b"xy");
-        assert!(reports.is_empty());
+        assert!(filtered.reports.is_empty(), "{:?}", filtered.reports);
+    }
+
+    #[test]
+    fn clear_and_blocked_kinds_are_read() {
+        let (_, _, filtered) = run(&[
+            b"\x1b]7501;state=blocked:kind=permission:app=pi\x1b\\\x1b]7501;state=clear\x07",
+        ]);
+        assert_eq!(
+            filtered.reports,
+            vec![state(Status::Blocked, Some("pi")), ProgramReport::Cleared]
+        );
+    }
+
+    #[test]
+    fn the_feature_query_and_device_attributes_are_answered_in_order() {
+        let (_, screen, filtered) = run(&[termstate_core::detect::QUERY]);
+        assert_eq!(screen, b"\x1b[c", "DA1 still reaches the screen's parser");
+        let mut detector = termstate_core::detect::Detector::new();
+        assert_eq!(
+            detector.feed(&filtered.answers),
+            Some(termstate_core::detect::Outcome::Supported(
+                Capabilities::default()
+            )),
+            "{:?}",
+            String::from_utf8_lossy(&filtered.answers)
+        );
     }
 
     #[test]
     fn other_sequences_reach_the_screen_unchanged() {
         let stream: &[u8] = b"\x1b]2;my title\x07\x1b[1;31mred\x1b[0m\x1b]0;t\x1b\\\x1b(B";
-        let (_, screen, reports) = run(&[stream]);
+        let (_, screen, filtered) = run(&[stream]);
         assert_eq!(screen, stream);
-        assert!(reports.is_empty());
-    }
-
-    #[test]
-    fn an_escape_inside_an_osc_cancels_it_and_starts_anew() {
-        let (_, screen, reports) = run(&[b"\x1b]7501;sta\x1b[0m\x1b]7501;status=idle\x07"]);
-        assert_eq!(screen, b"\x1b]7501;sta\x1b[0m");
-        assert_eq!(reports, vec![report(Status::Idle, None)]);
+        assert_eq!(filtered, Filtered::default());
     }
 
     #[test]
@@ -312,13 +276,5 @@ mod tests {
         assert!(filter.synchronized());
         let (filter, _, _) = run(&[b"\x1b[?2004;2026h", b"frame\x1b[?2026l"]);
         assert!(!filter.synchronized());
-    }
-
-    #[test]
-    fn an_unterminated_osc_is_released_past_its_cap() {
-        let mut stream = b"\x1b]7501;".to_vec();
-        stream.extend(std::iter::repeat_n(b'x', MAX_OSC_BYTES + 10));
-        let (_, screen, _) = run(&[&stream]);
-        assert!(screen.len() > MAX_OSC_BYTES);
     }
 }

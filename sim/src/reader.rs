@@ -29,6 +29,14 @@ pub const LINE_PREFIX: &str = "line: ";
 
 /// Runs the reader on stdin/stdout until its input ends.
 pub fn run() -> ExitCode {
+    // Like a conforming program, it reports only to a terminal that
+    // answered the protocol's feature-detection query.
+    let reports = crate::tty::detect();
+    let report = |status: Status| {
+        if reports {
+            crate::tty::report(status, PROGRAM);
+        }
+    };
     let mut input = Lines(std::io::stdin().lock());
     loop {
         emit(PROMPT.as_bytes());
@@ -47,10 +55,6 @@ pub fn run() -> ExitCode {
             say(&format!("{LINE_PREFIX}{}", visible(&line)));
         }
     }
-}
-
-fn report(status: Status) {
-    crate::tty::report(status, PROGRAM);
 }
 
 /// Stdin, a line at a time.

@@ -13,7 +13,8 @@ use crate::terminal::Terminal;
 /// An address and creation time handed out for a terminal being created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
-    index: u64,
+    /// The `t` index, or none for an address given by name.
+    index: Option<u64>,
     pub address: String,
     pub created_ms: u64,
 }
@@ -28,7 +29,7 @@ struct Inner {
     /// Keyed by `created_ms`, which is unique, so iteration is list order.
     terminals: BTreeMap<u64, Arc<Terminal>>,
     /// Address → (`created_ms`, index) of the terminal holding it.
-    addresses: HashMap<String, (u64, u64)>,
+    addresses: HashMap<String, (u64, Option<u64>)>,
     /// Indices freed by removal, below `next_index`.
     free: BTreeSet<u64>,
     /// Smallest index never handed out (indices start at 1).
@@ -57,15 +58,36 @@ impl Registry {
         let created_ms = unix_ms().max(inner.last_created_ms + 1);
         inner.last_created_ms = created_ms;
         Slot {
-            index,
+            index: Some(index),
             address: address_of(index),
             created_ms,
         }
     }
 
+    /// Takes `address` as it is (a connected machine's `machine/t7`) and
+    /// the next creation time; fails if a terminal holds it.
+    pub fn reserve_named(&self, address: &str) -> std::io::Result<Slot> {
+        let mut inner = self.inner();
+        if inner.addresses.contains_key(address) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("a terminal holds {address}"),
+            ));
+        }
+        let created_ms = unix_ms().max(inner.last_created_ms + 1);
+        inner.last_created_ms = created_ms;
+        Ok(Slot {
+            index: None,
+            address: address.to_owned(),
+            created_ms,
+        })
+    }
+
     /// Gives back a slot whose terminal could not be created.
     pub fn release(&self, slot: Slot) {
-        self.inner().free.insert(slot.index);
+        if let Some(index) = slot.index {
+            self.inner().free.insert(index);
+        }
     }
 
     /// Makes a terminal visible under the slot it was created from.
@@ -100,7 +122,9 @@ impl Registry {
     pub fn remove(&self, address: &str) -> Option<Arc<Terminal>> {
         let mut inner = self.inner();
         let (created_ms, index) = inner.addresses.remove(address)?;
-        inner.free.insert(index);
+        if let Some(index) = index {
+            inner.free.insert(index);
+        }
         inner.terminals.remove(&created_ms)
     }
 }

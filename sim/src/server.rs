@@ -100,6 +100,9 @@ async fn connection(sim: Arc<Sim>, stream: UnixStream) {
                 sim.stats.record_call(&call.method);
                 let method = Method::from_name(&call.method);
                 let mut reply = methods::answer(&sim, &mut session, method, &call).await;
+                if sim.evidence {
+                    crate::evidence::reshape(&sim, method, &mut reply);
+                }
                 let plan = sim.faults.plan(method);
                 let mut id = call.id;
                 plan.rewrite(method, &mut id, &mut reply);

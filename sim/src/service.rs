@@ -74,7 +74,11 @@ impl Service {
             sim.spawn_many(TerminalKind::Shell, config.shells).await?;
             sim.spawn_many(TerminalKind::Reader, config.readers).await?;
             sim.spawn_many(TerminalKind::Idle, config.idle_records)
-                .await
+                .await?;
+            if sim.evidence {
+                crate::evidence::add_terminals(&sim).await?;
+            }
+            Ok::<(), io::Error>(())
         };
         if let Err(error) = started.await {
             sim.shutdown().await;

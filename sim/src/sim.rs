@@ -14,7 +14,7 @@ use crate::clock::unix_ms;
 use crate::faults::{Fault, FaultSet};
 use crate::input_log::InputLog;
 use crate::pty::{self, ProgramSpec};
-use crate::registry::Registry;
+use crate::registry::{Registry, Slot};
 use crate::stats::Stats;
 use crate::terminal::{Backend, Terminal};
 use crate::wire::{self, Status};
@@ -62,6 +62,9 @@ pub struct SimOptions {
     pub input_log: Option<PathBuf>,
     pub faults: Vec<Fault>,
     pub slow_reply: Duration,
+    /// Answer the way public clients of real cores show (`--evidence`):
+    /// see `evidence`.
+    pub evidence: bool,
 }
 
 pub struct Sim {
@@ -71,6 +74,8 @@ pub struct Sim {
     pub stats: Arc<Stats>,
     pub input_log: Option<InputLog>,
     pub slow_reply: Duration,
+    /// Replies reshaped as real cores send them (`--evidence`).
+    pub evidence: bool,
     options: SimOptions,
 }
 
@@ -92,8 +97,33 @@ impl Sim {
             stats: Arc::default(),
             input_log,
             slow_reply: options.slow_reply,
+            evidence: options.evidence,
             options,
         })
+    }
+
+    /// An agent at `address`, an address this core would not hand out
+    /// itself (`machine/t7`: a terminal of a connected machine).
+    pub async fn spawn_agent_at(&self, address: &str) -> io::Result<Arc<Terminal>> {
+        let slot = self.registry.reserve_named(address)?;
+        let terminal = self.start_program(slot, TerminalKind::Agent)?;
+        wait_started(&terminal, TerminalKind::Agent).await;
+        Ok(terminal)
+    }
+
+    /// A record with no program whose status hc shows as `word`, a status
+    /// outside the six the contract models (as a newer core may report).
+    pub fn add_record_showing(&self, word: &'static str) -> Arc<Terminal> {
+        let slot = self.registry.reserve();
+        let cwd = self.options.cwd.display().to_string();
+        let terminal = Arc::new(Terminal::record_showing(
+            slot.address.clone(),
+            slot.created_ms,
+            cwd,
+            word,
+        ));
+        self.registry.insert(&slot, Arc::clone(&terminal));
+        terminal
     }
 
     /// Creates a terminal and returns once its program showed signs of life
@@ -118,14 +148,21 @@ impl Sim {
     /// Creates a terminal without waiting for its program.
     fn spawn_started(&self, kind: TerminalKind) -> io::Result<Arc<Terminal>> {
         let slot = self.registry.reserve();
+        if kind == TerminalKind::Idle {
+            let cwd = self.options.cwd.display().to_string();
+            let terminal = Terminal::idle_record(slot.address.clone(), slot.created_ms, cwd);
+            let terminal = Arc::new(terminal);
+            self.registry.insert(&slot, Arc::clone(&terminal));
+            return Ok(terminal);
+        }
+        self.start_program(slot, kind)
+    }
+
+    /// Starts the program of a `kind` terminal in `slot`.
+    fn start_program(&self, slot: Slot, kind: TerminalKind) -> io::Result<Arc<Terminal>> {
         let cwd = self.options.cwd.display().to_string();
         let spec = match kind {
-            TerminalKind::Idle => {
-                let terminal = Terminal::idle_record(slot.address.clone(), slot.created_ms, cwd);
-                let terminal = Arc::new(terminal);
-                self.registry.insert(&slot, Arc::clone(&terminal));
-                return Ok(terminal);
-            }
+            TerminalKind::Idle => unreachable!("an idle record has no program"),
             TerminalKind::Agent => ProgramSpec {
                 path: self.options.own_program.clone(),
                 args: vec![

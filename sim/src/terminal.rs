@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::clock::{unix_ms, unix_us};
-use crate::osc::{OscFilter, StatusReport};
+use crate::osc::{Filtered, OscFilter, ProgramReport};
 use crate::pty::{ProgramEvents, PtyProgram, Reap};
 use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
 
@@ -61,7 +61,7 @@ pub struct State {
     pub status: Status,
     pub status_seq: u64,
     /// The program name: the spawned binary's basename until a report
-    /// carries `;program=`.
+    /// carries `app=`.
     pub program: String,
     pub exit: Option<Exit>,
     /// When input was last written, for the keyboard-quiet wait.
@@ -84,6 +84,9 @@ pub struct Terminal {
     pub created_ms: u64,
     pub cwd: String,
     pub backend: Backend,
+    /// The status word hc shows instead of the status, when it shows one
+    /// outside the six (`--evidence`); the status itself stays `unknown`.
+    pub shown_status: Option<&'static str>,
     state: Mutex<State>,
     /// Serializes input to this terminal; held from the guard check through
     /// the write (contract §4).
@@ -136,12 +139,35 @@ impl Terminal {
         Self::new(address, created_ms, cwd, Backend::Sink, state)
     }
 
+    /// A record with no program whose status is shown as `word`, a word
+    /// outside the six (its status, for hc's guard, is `unknown`).
+    pub fn record_showing(
+        address: String,
+        created_ms: u64,
+        cwd: String,
+        word: &'static str,
+    ) -> Self {
+        let state = State {
+            status: Status::Unknown,
+            status_seq: 1,
+            program: IDLE_RECORD_PROGRAM.to_string(),
+            exit: None,
+            last_input: None,
+            output_bytes: 0,
+            screen: None,
+        };
+        let mut terminal = Self::new(address, created_ms, cwd, Backend::Sink, state);
+        terminal.shown_status = Some(word);
+        terminal
+    }
+
     fn new(address: String, created_ms: u64, cwd: String, backend: Backend, state: State) -> Self {
         Terminal {
             address,
             created_ms,
             cwd,
             backend,
+            shown_status: None,
             state: Mutex::new(state),
             input_lock: tokio::sync::Mutex::new(()),
             changes: watch::Sender::new(0),
@@ -188,18 +214,27 @@ impl Terminal {
     /// the chunk began after that instant; `None` for a terminal without a
     /// screen (an idle record), which ignores the chunk.
     pub fn apply_output(&self, chunk: &[u8]) -> Option<u64> {
-        let shown_us = {
+        let (shown_us, answers) = {
             let mut state = self.state();
             let screen = state.screen.as_mut()?;
-            let (mut bytes, mut reports) = (Vec::with_capacity(chunk.len()), Vec::new());
-            screen.filter.feed(chunk, &mut bytes, &mut reports);
+            let (mut bytes, mut filtered) = (Vec::with_capacity(chunk.len()), Filtered::default());
+            screen.filter.feed(chunk, &mut bytes, &mut filtered);
             screen.parser.process(&bytes);
-            for report in reports {
+            for report in filtered.reports {
                 state.apply_report(report);
             }
             state.output_bytes += chunk.len() as u64;
-            unix_us()
+            (unix_us(), filtered.answers)
         };
+        // The terminal's answers to the program's queries go to its input
+        // outside the input lock, as a terminal's replies do: programs
+        // query when they start, before their first report, so no send
+        // (which needs a report) is under way then.
+        if !answers.is_empty()
+            && let Backend::Pty(program) = &self.backend
+        {
+            let _ = program.write_all(&answers);
+        }
         self.notify_change();
         Some(shown_us)
     }
@@ -301,12 +336,16 @@ impl ProgramEvents for Terminal {
 }
 
 impl State {
-    fn apply_report(&mut self, report: StatusReport) {
-        if report.status != self.status {
-            self.status = report.status;
+    fn apply_report(&mut self, report: ProgramReport) {
+        let (status, program) = match report {
+            ProgramReport::State { status, program } => (status, program),
+            ProgramReport::Cleared => (Status::Unknown, None),
+        };
+        if status != self.status {
+            self.status = status;
             self.status_seq += 1;
         }
-        if let Some(program) = report.program {
+        if let Some(program) = program {
             self.program = program;
         }
     }

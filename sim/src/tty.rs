@@ -1,15 +1,26 @@
 //! What the simulator's own programs (the scripted agent and the line
 //! reader) share when they talk to their terminal: unbuffered writes,
-//! whole lines, OSC 7501 status reports, and showing control characters
-//! from their input in caret notation instead of executing them. How each
-//! program reads its input and what it answers is its own business.
+//! whole lines, the Program Status Protocol as a conforming program speaks
+//! it (OSC 7501 revision 0.4: feature detection first, then `state=…:app=…`
+//! reports, only if the terminal answered), raw mode, and showing control
+//! characters from their input in caret notation instead of executing
+//! them. How each program reads its input and what it answers is its own
+//! business.
 
 use std::fs::File;
 use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
+use std::time::{Duration, Instant};
+
+use termstate_core::detect::{Detector, Outcome, QUERY};
+use termstate_core::{Report, Terminator};
 
 use crate::wire::Status;
+
+/// How long a program waits for the terminal's answer to the feature
+/// detection query before it takes the protocol as unsupported.
+pub const DETECTION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Writes to the terminal unbuffered: one `write(2)` per call unless the
 /// kernel takes less.
@@ -27,11 +38,94 @@ pub fn say(line: &str) {
     emit(format!("{line}\r\n").as_bytes());
 }
 
-/// Reports a state over OSC 7501 (contract §6) with `;program=`, in one
-/// write.
+/// Reports a state over OSC 7501 (contract §6) with `app=`, in one write,
+/// ended by ST. `unknown` is not a state a program reports: nothing is
+/// written for it.
 pub fn report(status: Status, program: &str) {
-    let sequence = format!("\x1b]7501;status={};program={program}\x07", status.as_str());
+    let Some(state) = status.to_state() else {
+        return;
+    };
+    let report = Report::builder(state)
+        .app(program)
+        .build()
+        .expect("the simulator's program names are valid app ids");
+    let mut sequence = String::new();
+    report
+        .write(&mut sequence, Terminator::St)
+        .expect("writing to a String cannot fail");
     emit(sequence.as_bytes());
+}
+
+/// Feature detection as the spec describes it: the OSC 7501 query and
+/// primary device attributes right after it, then the terminal's replies
+/// read (in raw mode, a byte at a time, so nothing after them is taken
+/// from the program's input) until the device attributes answer or
+/// [`DETECTION_TIMEOUT`] passes. Whether the terminal speaks the protocol.
+pub fn detect() -> bool {
+    let _raw = RawMode::enter();
+    emit(QUERY);
+    let deadline = Instant::now() + DETECTION_TIMEOUT;
+    let mut detector = Detector::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(byte) = read_byte(left) else {
+            return matches!(detector.finish(), Outcome::Supported(_));
+        };
+        if let Some(outcome) = detector.feed(&[byte]) {
+            return matches!(outcome, Outcome::Supported(_));
+        }
+    }
+}
+
+/// One byte of stdin, read past Rust's buffered `Stdin` (which would keep
+/// what follows), or none within `timeout`.
+fn read_byte(timeout: Duration) -> Option<u8> {
+    let mut poll = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one pollfd for fd 0, which is open for the process's life.
+    if unsafe { libc::poll(&mut poll, 1, millis) } <= 0 {
+        return None;
+    }
+    let mut byte = 0u8;
+    // SAFETY: reads at most one byte into a local of that size.
+    let read = unsafe { libc::read(0, (&mut byte as *mut u8).cast(), 1) };
+    (read == 1).then_some(byte)
+}
+
+/// The tty in raw mode (no echo, no line editing, no signals) until dropped.
+pub struct RawMode {
+    saved: Option<libc::termios>,
+}
+
+impl RawMode {
+    pub fn enter() -> RawMode {
+        // SAFETY: termios is plain data filled by tcgetattr; fd 0 is ours.
+        unsafe {
+            let mut termios: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut termios) != 0 {
+                return RawMode { saved: None };
+            }
+            let saved = termios;
+            libc::cfmakeraw(&mut termios);
+            libc::tcsetattr(0, libc::TCSANOW, &termios);
+            RawMode { saved: Some(saved) }
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.saved {
+            // SAFETY: restores the settings read in `enter`.
+            unsafe {
+                libc::tcsetattr(0, libc::TCSANOW, saved);
+            }
+        }
+    }
 }
 
 /// Shows control characters in caret notation (and C1 controls as

@@ -131,7 +131,7 @@ pub async fn run(path: &Path, config_flag: Option<&Path>) -> Report {
                 ),
             );
             check_core(&mut report, &config, listed.core.core_id.as_str());
-            check_approvals(&mut report, &config, &listed.value);
+            check_approvals(&mut report, &config, &listed.value.terminals);
         }
         Err(e) => {
             match e {

@@ -71,6 +71,15 @@ pub enum Error {
     /// `doctor` found problems (its lines say which, and the fixes).
     #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
     Doctor { failed: usize },
+    /// `inspect-core --check-contract` found differences from the model.
+    #[error(
+        "{differences} difference(s) between this core and the modelled contract (listed above)"
+    )]
+    Contract { differences: usize },
+    /// `inspect-core --check-contract` could not run (a bad --schema or
+    /// --record).
+    #[error(transparent)]
+    Check(#[from] crate::inspect::contract::CheckError),
     /// `reload` found nothing to signal, or could not signal.
     #[error(transparent)]
     Reload(#[from] super::reload::ReloadError),
@@ -88,7 +97,8 @@ impl Error {
             | Error::Audit(_)
             | Error::Inherit(_)
             | Error::NoDefaultConfig
-            | Error::Init(_) => USAGE,
+            | Error::Init(_)
+            | Error::Check(_) => USAGE,
             Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)
             | Error::Core(_)
@@ -97,6 +107,7 @@ impl Error {
             | Error::Signal { .. }
             | Error::Output(_)
             | Error::Doctor { .. }
+            | Error::Contract { .. }
             | Error::Reload(_) => RUNTIME,
         }
     }

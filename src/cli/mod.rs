@@ -64,6 +64,20 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Report how this core (of any version) differs from the modelled
+        /// hc 0.1.15 contract: fields, types, statuses, addresses, error
+        /// objects, framing. Read-only; exit 0 when nothing differs, 1 when
+        /// something does or the core cannot be reached.
+        #[arg(long)]
+        check_contract: bool,
+        /// With --check-contract: also compare this OpenRPC document (what
+        /// `hc schema` prints) with the model.
+        #[arg(long, value_name = "FILE", requires = "check_contract")]
+        schema: Option<PathBuf>,
+        /// With --check-contract: write the exchange to FILE as JSON lines,
+        /// screens, titles, cwds and argv replaced by length and SHA-256.
+        #[arg(long, value_name = "FILE", requires = "check_contract")]
+        record: Option<PathBuf>,
     },
     /// Approve the live terminal at ADDRESS for send_prompt: probes the core,
     /// shows the terminal, and writes coreId and its (address, created_ms)

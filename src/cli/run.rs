@@ -25,7 +25,26 @@ use crate::{approve, inspect, serve};
 pub async fn run(command: Command) -> Result<(), Error> {
     let out = match command {
         Command::Serve { config } => return serve(&config.resolve()?).await,
-        Command::InspectCore { config, json } => {
+        Command::InspectCore {
+            config,
+            json,
+            check_contract: true,
+            schema,
+            record,
+        } => {
+            let check = inspect::contract::Check {
+                schema,
+                json,
+                record,
+            };
+            let report = inspect::contract::run(&Config::load(&config.resolve()?)?, &check).await?;
+            print(&report.text)?;
+            return match report.differences {
+                0 => Ok(()),
+                differences => Err(Error::Contract { differences }),
+            };
+        }
+        Command::InspectCore { config, json, .. } => {
             inspect::run(&Config::load(&config.resolve()?)?, json).await?
         }
         Command::Allow {

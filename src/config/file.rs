@@ -95,6 +95,44 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
     Ok(Checked { text, resolved })
 }
 
+/// Replaces the file at `path` (a config already read and checked) with
+/// `text` atomically: a temp file beside it with its mode, synced, renamed
+/// over it, and the directory synced. On failure, what failed ("read" or
+/// "write") and why; the old file is then unchanged.
+pub fn replace(path: &Path, text: &str) -> Result<(), (&'static str, std::io::Error)> {
+    let mode = std::fs::metadata(path)
+        .map_err(|e| ("read", e))?
+        .permissions()
+        .mode()
+        & 0o777;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&temp)?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        std::io::Write::write_all(&mut file, text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(("write", e));
+    }
+    Ok(())
+}
+
 /// What a file that is not a regular one is, for the refusal.
 fn kind_of(file_type: &std::fs::FileType) -> &'static str {
     if file_type.is_dir() {

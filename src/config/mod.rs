@@ -7,6 +7,7 @@
 mod auth;
 mod file;
 mod http;
+mod lock;
 mod raw;
 
 use std::collections::HashMap;
@@ -17,9 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::hc::CoreId;
 pub use auth::{HttpAuth, Introspection, OAuthConfig, RawAuth, is_loopback};
-pub use file::{Checked, read_checked};
+pub use file::{Checked, read_checked, replace};
 pub(crate) use file::{check_directories, current_uid};
 pub use http::HttpConfig;
+pub use lock::{ConfigLock, LockError, lock};
 pub use raw::{RawConfig, RawHttp, RawLifetime, RawTransport};
 
 /// Bounds of `timeoutMs`: below 100 ms a busy core looks dead; above a
@@ -338,10 +340,10 @@ fn has_nul(path: &Path) -> bool {
 fn allowlist(entries: Vec<RawLifetime>) -> Result<HashMap<TerminalLifetime, Approval>, Invalid> {
     let mut approvals = HashMap::new();
     for (i, entry) in entries.into_iter().enumerate() {
-        if entry.address.is_empty() || entry.address.chars().any(char::is_control) {
+        if let Err(why) = crate::hc::wire::check_address(&entry.address) {
             return Err(invalid(
                 format!("sendAllowlist[{i}].address"),
-                "must be a terminal address such as \"t1\"",
+                format!("{why}: it must be a terminal address such as \"t1\" or \"machine/t7\""),
             ));
         }
         let lifetime = TerminalLifetime {

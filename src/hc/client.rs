@@ -19,8 +19,8 @@ use super::core_id::CoreId;
 use super::error::CoreError;
 use super::pool::Pool;
 use super::wire::{
-    GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
-    SendParams, SendResult, TerminalRecord,
+    self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
+    SendParams, SendResult, TerminalRecord, UnreadableRecord,
 };
 
 /// `terminal.read` is always asked for the current screen only: `lines > 0`
@@ -32,6 +32,13 @@ const SCREEN_ONLY_LINES: u32 = 0;
 pub struct Answer<T> {
     pub core: Arc<Hello>,
     pub value: T,
+}
+
+/// What `terminal.list` held: the records read, and those that were not.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    pub terminals: Vec<TerminalRecord>,
+    pub unreadable: Vec<UnreadableRecord>,
 }
 
 /// How a `terminal.send` failed, split at the moment of dispatch.
@@ -82,15 +89,18 @@ impl HcClient {
         .await
     }
 
-    pub async fn list(
-        &self,
-        include_finished: bool,
-    ) -> Result<Answer<Vec<TerminalRecord>>, CoreError> {
+    /// Every terminal hc lists, each record read on its own: one in a shape
+    /// the adapter cannot read is set aside, named, and hides no other.
+    pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
         let params = ListParams { include_finished };
         let answer: Answer<ListResult> = self.call(Method::List, &params, |_| Ok(())).await?;
+        let (terminals, unreadable) = wire::read_records(answer.value);
         Ok(Answer {
             core: answer.core,
-            value: answer.value.terminals,
+            value: Listing {
+                terminals,
+                unreadable,
+            },
         })
     }
 

@@ -18,6 +18,18 @@ use super::wire::{self, ClientInfo, Hello, HelloParams, Method};
 const CLIENT_NAME: &str = env!("CARGO_PKG_NAME");
 const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The handshake's params: the pins, and who is calling.
+pub fn hello_params() -> HelloParams<'static> {
+    HelloParams {
+        generation: wire::PINNED_GENERATION,
+        framing: wire::PINNED_FRAMING,
+        client: ClientInfo {
+            name: CLIENT_NAME,
+            version: CLIENT_VERSION,
+        },
+    }
+}
+
 pub struct Connection {
     framed: Framed,
     hello: Arc<Hello>,
@@ -28,15 +40,7 @@ impl Connection {
     /// pinned version, generation and framing.
     pub async fn open(path: Arc<Path>) -> Result<Connection, CoreError> {
         let mut framed = Framed::connect(path).await?;
-        let params = HelloParams {
-            generation: wire::PINNED_GENERATION,
-            framing: wire::PINNED_FRAMING,
-            client: ClientInfo {
-                name: CLIENT_NAME,
-                version: CLIENT_VERSION,
-            },
-        };
-        let hello: Hello = match framed.call(Method::Hello, &params).await {
+        let hello: Hello = match framed.call(Method::Hello, &hello_params()).await {
             Ok(hello) => hello,
             Err(CoreError::Rpc { message, data, .. }) => {
                 let detail = match data {

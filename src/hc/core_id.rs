@@ -9,7 +9,7 @@ pub const MAX_CORE_ID_CHARS: usize = 128;
 /// One hc process incarnation: 1-128 printable ASCII characters, new at
 /// every hc start. Checked here, once, wherever a core_id comes from (hc's
 /// handshake, the operator's `coreId`), so an invalid one cannot exist.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(try_from = "String", into = "String")]
 pub struct CoreId(String);
 

@@ -33,7 +33,7 @@ pub enum CoreError {
 
     /// The handshake answered, but with another hc than the pinned one.
     #[error(
-        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}: run hc {pinned} or an adapter built for that hc",
+        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}: run hc {pinned} or an adapter built for that hc (herdr-core-mcp inspect-core --check-contract shows how that core differs from the model)",
         pinned = wire::PINNED_VERSION
     )]
     HandshakePin {

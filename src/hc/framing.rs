@@ -227,7 +227,7 @@ pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
         method,
         code,
         message: err.message().to_owned(),
-        kind: wire::ErrorKind::classify(code, err.message(), data.as_ref()),
+        kind: wire::ErrorKind::classify(code, data.as_ref()),
         data,
     }
 }

@@ -31,6 +31,17 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Argumen
     }
 }
 
+/// A terminal address argument: any string hc could name a terminal with
+/// (`t1`, `machine/t7`), checked as `wire::check_address` says (non-empty,
+/// bounded, printable), so what the operator and the model see is what is
+/// asked of hc.
+pub fn address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let address = <String as serde::Deserialize>::deserialize(d)?;
+    crate::hc::wire::check_address(&address)
+        .map_err(|why| serde::de::Error::custom(format!("the address {why}")))?;
+    Ok(address)
+}
+
 /// `value` as `T`, or the error text naming the argument at fault.
 fn parse<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {

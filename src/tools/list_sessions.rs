@@ -10,7 +10,8 @@ use super::cursor::Position;
 use super::error::{ToolError, structured};
 use crate::config::{SendMode, TerminalLifetime};
 use crate::escape::printable;
-use crate::hc::wire::TerminalRecord;
+use crate::hc::client::Listing;
+use crate::hc::wire::{TerminalRecord, UnreadableRecord};
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.
@@ -53,6 +54,10 @@ pub struct ListSessionsOutput {
     pub sessions: Vec<Session>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// Records hc listed in a shape this adapter cannot read (a required
+    /// field missing or of another type): each one's address, when it had
+    /// a readable one, and what was wrong. Empty when every record was read.
+    pub unreadable: Vec<UnreadableRecord>,
 }
 
 pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult, ToolError> {
@@ -70,7 +75,10 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
         Some(cursor) => Some(tools.cursors().open(cursor, &core_id)?),
         None => None,
     };
-    let mut terminals = listed.value;
+    let Listing {
+        mut terminals,
+        unreadable,
+    } = listed.value;
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let start = match &after {
         Some(p) => {
@@ -113,6 +121,7 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
         core_id,
         sessions,
         next_cursor,
+        unreadable,
     };
     let text = render(&output);
     Ok(structured(&output, text, false))
@@ -135,7 +144,10 @@ fn render(output: &ListSessionsOutput) -> String {
             "{} created_ms={} status={} seq={} program={} title={}{}{}\n",
             printable(&r.address),
             r.created_ms,
-            r.status,
+            match &r.reported_status {
+                Some(word) => format!("unknown(reported {})", printable(word)),
+                None => r.status.to_string(),
+            },
             r.status_seq,
             printable(r.program.as_deref().unwrap_or("-")),
             printable(r.title.as_deref().unwrap_or("-")),
@@ -148,6 +160,13 @@ fn render(output: &ListSessionsOutput) -> String {
                 (Some(mode), false) => format!(" send_approved send_mode={}", mode.as_str()),
                 (None, _) => String::new(),
             },
+        ));
+    }
+    for u in &output.unreadable {
+        text.push_str(&format!(
+            "unreadable record {}: {}\n",
+            printable(u.address.as_deref().unwrap_or("(no address)")),
+            printable(&u.problem)
         ));
     }
     text

@@ -5,6 +5,8 @@ use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::tools::arguments::address;
+
 use super::Tools;
 use super::error::{ToolError, structured};
 use super::text::tail_chars;
@@ -23,7 +25,9 @@ pub const UNTRUSTED_NOTICE: &str =
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadOutputArgs {
-    /// Terminal address from list_sessions, e.g. "t1".
+    /// Terminal address from list_sessions, e.g. "t1" or "machine/t7".
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
     pub address: String,
     /// The terminal's created_ms from list_sessions. When given, the read
     /// fails unless the live terminal at `address` is that same lifetime.

@@ -25,6 +25,7 @@ async fn pagination_skips_and_repeats_nothing_that_existed_throughout() {
         .await
         .unwrap()
         .value
+        .terminals
         .into_iter()
         .map(|t| t.address)
         .collect();

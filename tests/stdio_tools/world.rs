@@ -105,6 +105,7 @@ pub async fn approve_all(hc: &HcClient) -> Value {
     let listed = hc.list(true).await.expect("list for approval");
     listed
         .value
+        .terminals
         .iter()
         .map(|t| json!({"address": t.address, "created_ms": t.created_ms}))
         .collect()

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::tty::{emit, say, visible};
+use crate::tty::{RawMode, emit, say, visible};
 use crate::wire::Status;
 pub use keys::PromptReader;
 
@@ -30,12 +30,20 @@ const BRACKETED_PASTE_ON: &[u8] = b"\x1b[?2004h";
 const SYNC_ON: &[u8] = b"\x1b[?2026h";
 const SYNC_OFF: &[u8] = b"\x1b[?2026l";
 
-/// Runs the agent on stdin/stdout until its input ends or `/exit`.
+/// Runs the agent on stdin/stdout until its input ends or `/exit`. Like a
+/// conforming program it asks the terminal whether it speaks the Program
+/// Status Protocol first, and reports only if it does.
 pub fn run(delay: Duration) -> ExitCode {
+    let reports = crate::tty::detect();
     let _raw = RawMode::enter();
     emit(BRACKETED_PASTE_ON);
     emit(PROMPT.as_bytes());
-    report(Status::Idle);
+    let mut agent = Agent {
+        delay,
+        mode: Mode::Ready,
+        reports,
+    };
+    agent.report(Status::Idle);
     let (prompts, queue) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = PromptReader::default();
@@ -49,10 +57,6 @@ pub fn run(delay: Duration) -> ExitCode {
             }
         }
     });
-    let mut agent = Agent {
-        delay,
-        mode: Mode::Ready,
-    };
     for prompt in queue {
         if let Some(code) = agent.answer(&prompt) {
             return ExitCode::from(code);
@@ -73,6 +77,8 @@ enum Mode {
 struct Agent {
     delay: Duration,
     mode: Mode,
+    /// The terminal answered the feature-detection query.
+    reports: bool,
 }
 
 impl Agent {
@@ -104,14 +110,14 @@ impl Agent {
         }
         emit(PROMPT.as_bytes());
         if let Some(status) = settled {
-            report(status);
+            self.report(status);
         }
         None
     }
 
     /// A new task: report working, quote the prompt, then settle.
     fn work(&mut self, prompt: &str) -> Option<u8> {
-        report(Status::Working);
+        self.report(Status::Working);
         let mut reply = SYNC_ON.to_vec();
         for line in prompt.replace("\r\n", "\n").split(['\r', '\n']) {
             reply.extend_from_slice(format!("{REPLY_PREFIX}{}\r\n", visible(line)).as_bytes());
@@ -145,45 +151,18 @@ impl Agent {
         };
         emit(PROMPT.as_bytes());
         if settled != Status::Working {
-            report(settled);
+            self.report(settled);
         }
         None
     }
 }
 
-/// Reports a state under the agent's program name.
-fn report(status: Status) {
-    crate::tty::report(status, PROGRAM);
-}
-
-/// The tty in raw mode (no echo, no line editing, no signals) until dropped.
-struct RawMode {
-    saved: Option<libc::termios>,
-}
-
-impl RawMode {
-    fn enter() -> RawMode {
-        // SAFETY: termios is plain data filled by tcgetattr; fd 0 is ours.
-        unsafe {
-            let mut termios: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(0, &mut termios) != 0 {
-                return RawMode { saved: None };
-            }
-            let saved = termios;
-            libc::cfmakeraw(&mut termios);
-            libc::tcsetattr(0, libc::TCSANOW, &termios);
-            RawMode { saved: Some(saved) }
-        }
-    }
-}
-
-impl Drop for RawMode {
-    fn drop(&mut self) {
-        if let Some(saved) = &self.saved {
-            // SAFETY: restores the settings read in `enter`.
-            unsafe {
-                libc::tcsetattr(0, libc::TCSANOW, saved);
-            }
+impl Agent {
+    /// Reports a state under the agent's program name, if the terminal
+    /// speaks the protocol.
+    fn report(&self, status: Status) {
+        if self.reports {
+            crate::tty::report(status, PROGRAM);
         }
     }
 }

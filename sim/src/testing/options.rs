@@ -29,6 +29,8 @@ pub struct Options {
     pub faults: Vec<String>,
     /// `--slow-reply-ms` (the simulator's default is 3000).
     pub slow_reply_ms: Option<u64>,
+    /// `--evidence`: answer as real cores do, not as the model says.
+    pub evidence: bool,
     /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
@@ -49,6 +51,7 @@ impl Default for Options {
             agent_delay_ms: None,
             faults: Vec::new(),
             slow_reply_ms: None,
+            evidence: false,
             input_log: true,
             stderr: None,
         }
@@ -101,6 +104,9 @@ impl Options {
         }
         for fault in &self.faults {
             flag("--fault", fault.clone());
+        }
+        if self.evidence {
+            flags.push("--evidence".into());
         }
         flags
     }

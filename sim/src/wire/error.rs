@@ -5,13 +5,17 @@ use serde_json::{Map, Value, json};
 
 use super::{GENERATION, Method, Status};
 
-/// A JSON-RPC error as hc sends it: `message` is the kind, and `data.kind`
-/// repeats it (contract §5). Standard codes follow the same shape.
+/// A JSON-RPC error as hc sends it: `data.kind` names the kind, and
+/// `message` is the kind too as the model has it, or human text when set
+/// (as real cores send it: `--evidence`). Standard codes follow the same
+/// shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
     pub code: i64,
     pub kind: &'static str,
     pub data: Map<String, Value>,
+    /// Human text for `message` instead of the kind's name.
+    pub message: Option<String>,
 }
 
 impl RpcError {
@@ -21,7 +25,12 @@ impl RpcError {
             _ => Map::new(),
         };
         data.insert("kind".into(), kind.into());
-        RpcError { code, kind, data }
+        RpcError {
+            code,
+            kind,
+            data,
+            message: None,
+        }
     }
 
     pub fn parse_error(detail: impl Into<String>) -> Self {
@@ -93,7 +102,8 @@ impl RpcError {
 
     /// The `error` member of a response.
     pub fn to_value(&self) -> Value {
-        json!({ "code": self.code, "message": self.kind, "data": self.data })
+        let message = self.message.as_deref().unwrap_or(self.kind);
+        json!({ "code": self.code, "message": message, "data": self.data })
     }
 }
 

@@ -28,16 +28,29 @@ impl Status {
         }
     }
 
-    /// A state a program may report over OSC 7501 (`unknown` is not one).
-    pub fn from_report(state: &str) -> Option<Status> {
+    /// The status an OSC 7501 state reports (`unknown` is not one a
+    /// program can report: it is what hc shows before the first report).
+    pub fn from_state(state: termstate_core::State) -> Status {
         match state {
-            "idle" => Some(Status::Idle),
-            "working" => Some(Status::Working),
-            "done" => Some(Status::Done),
-            "blocked" => Some(Status::Blocked),
-            "error" => Some(Status::Error),
-            _ => None,
+            termstate_core::State::Idle => Status::Idle,
+            termstate_core::State::Working => Status::Working,
+            termstate_core::State::Done => Status::Done,
+            termstate_core::State::Blocked => Status::Blocked,
+            termstate_core::State::Error => Status::Error,
         }
+    }
+
+    /// The OSC 7501 state a program reports for this status; none for
+    /// `unknown`.
+    pub fn to_state(self) -> Option<termstate_core::State> {
+        Some(match self {
+            Status::Idle => termstate_core::State::Idle,
+            Status::Working => termstate_core::State::Working,
+            Status::Done => termstate_core::State::Done,
+            Status::Blocked => termstate_core::State::Blocked,
+            Status::Error => termstate_core::State::Error,
+            Status::Unknown => return None,
+        })
     }
 }
 

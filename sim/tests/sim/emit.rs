@@ -62,7 +62,7 @@ fn emitted_text_takes_the_path_of_program_output() {
         "emit",
         json!({
             "address": "t1",
-            "text": "\x1b]7501;status=working;program=fake\x07\x1b[1mBOLD-LINE\x1b[0m",
+            "text": "\x1b]7501;state=working:app=fake\x1b\\\x1b[1mBOLD-LINE\x1b[0m",
         }),
     );
     let after = record(&mut client, "t1");

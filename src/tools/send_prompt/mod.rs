@@ -18,6 +18,8 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::tools::arguments::address;
 use tokio_util::sync::CancellationToken;
 
 use super::Tools;
@@ -34,7 +36,10 @@ use verdict::{Accepted, ReasonCode, Verdict};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendPromptArgs {
-    /// Terminal address from list_sessions, e.g. "t1". Must be send_approved.
+    /// Terminal address from list_sessions, e.g. "t1" or "machine/t7".
+    /// Must be send_approved.
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
     pub address: String,
     /// The prompt: 1-16000 characters, one line: no control characters (no
     /// ESC, CR, NUL, DEL, C1), and no TAB or LF unless list_sessions shows

@@ -24,7 +24,7 @@ fn rpc(code: i64, message: &str, data: Option<Value>) -> CoreError {
         method: Method::Send,
         code,
         message: message.to_owned(),
-        kind: ErrorKind::classify(code, message, data.as_ref()),
+        kind: ErrorKind::classify(code, data.as_ref()),
         data,
     }
 }
@@ -93,7 +93,6 @@ fn every_other_failure() -> Vec<CoreError> {
             "status_mismatch",
             Some(json!({"kind": "status_mismatch"})),
         ),
-        rpc(-32000, "busy", Some(json!({"kind": "status_mismatch"}))),
         rpc(-32603, "internal error", None),
     ];
     for kind in [
@@ -149,6 +148,35 @@ fn only_a_validated_status_mismatch_after_dispatch_is_not_sent() {
         );
         assert_eq!(verdict.code(), ReasonCode::PostDispatchFailure);
     }
+}
+
+#[test]
+fn the_message_text_never_decides_a_status_mismatch() {
+    // A real core puts human text in `message` (and a hint in `data`): code
+    // and `data.kind` decide, whatever the text says.
+    for message in [
+        "status_mismatch",
+        "terminal t1 is working, not idle",
+        "busy",
+        "",
+    ] {
+        let data = json!({"kind": "status_mismatch", "hint": "see `hc schema`",
+            "address": "t1", "expected": "idle", "actual": "done", "status_seq": 5});
+        let verdict = classify(
+            Err(SendError::Dispatched(rpc(-32000, message, Some(data)))),
+            1,
+        );
+        assert!(
+            matches!(verdict, Verdict::NotSent(Refusal::StatusMismatch { .. })),
+            "{message:?}: {verdict:?}"
+        );
+    }
+    // And a kind's name in `message` without `data.kind` proves nothing.
+    let verdict = classify(
+        Err(SendError::Dispatched(rpc(-32000, "status_mismatch", None))),
+        1,
+    );
+    assert!(matches!(verdict, Verdict::Unknown(_)), "{verdict:?}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod watch;
 
 use std::time::Duration;
 
+use crate::tools::arguments::address;
 use regex::Regex;
 use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
@@ -44,7 +45,9 @@ const QUIET_READS: u32 = 4;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForOutputArgs {
-    /// Terminal address from list_sessions, e.g. "t1".
+    /// Terminal address from list_sessions, e.g. "t1" or "machine/t7".
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
     pub address: String,
     /// The terminal's created_ms: the wait ends with `lifetime_mismatch` if
     /// the terminal at `address` is another lifetime.

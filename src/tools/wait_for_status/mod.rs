@@ -11,6 +11,8 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::tools::arguments::address;
 use tokio::time::Instant;
 
 mod output;
@@ -67,7 +69,9 @@ impl UntilStatus {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitTarget {
-    /// Terminal address, e.g. "t1".
+    /// Terminal address, e.g. "t1" or "machine/t7".
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
     pub address: String,
     /// The terminal's created_ms: the wait ends with `lifetime_mismatch` if
     /// the terminal at `address` is another lifetime.

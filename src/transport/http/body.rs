@@ -30,7 +30,8 @@ use serde_json::Value;
 use super::MCP_PATH;
 use std::sync::Arc;
 
-use super::gate::{Challenges, Denial};
+use super::challenges::Challenges;
+use super::gate::Denial;
 use crate::caller::Caller;
 use crate::escape::printable;
 use crate::tools::{PROTOCOL_VERSIONS, Tools, send_prompt};

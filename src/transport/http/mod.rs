@@ -13,6 +13,7 @@
 //! `socket`) and caps the header read time and size.
 
 mod body;
+mod challenges;
 mod gate;
 mod refusals;
 mod server;

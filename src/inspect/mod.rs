@@ -1,7 +1,9 @@
 //! `inspect-core`: the operator's read-only probe. One handshake and one
 //! `terminal.list` (finished terminals included), each terminal shown with
 //! whether the config approves it; it writes nothing to hc and nothing to
-//! disk.
+//! disk. `contract` is its conformance report (`--check-contract`).
+
+pub mod contract;
 
 use std::fmt::Write as _;
 
@@ -9,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::config::{Approval, Config, TerminalLifetime};
 use crate::escape::{self, printable, readable_ms};
+use crate::hc::client::Listing;
 use crate::hc::wire::{Hello, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
 
@@ -17,8 +20,9 @@ pub async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
     let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await?;
     client.close();
-    let approvals: Vec<Option<Approval>> = listed
-        .value
+    let listing = &listed.value;
+    let approvals: Vec<Option<Approval>> = listing
+        .terminals
         .iter()
         .map(|t| {
             let lifetime = TerminalLifetime {
@@ -29,20 +33,17 @@ pub async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
         })
         .collect();
     Ok(if as_json {
-        render_json(&listed.core, &listed.value, &approvals)
+        render_json(&listed.core, listing, &approvals)
     } else {
-        render_table(&listed.core, &listed.value, &approvals)
+        render_table(&listed.core, listing, &approvals)
     })
 }
 
 /// `terminals` as JSON, each with `approved` and `multiline_allowed` from
 /// `approvals` (one per terminal).
-pub fn render_json(
-    hello: &Hello,
-    terminals: &[TerminalRecord],
-    approvals: &[Option<Approval>],
-) -> String {
-    let terminals: Vec<Value> = terminals
+pub fn render_json(hello: &Hello, listing: &Listing, approvals: &[Option<Approval>]) -> String {
+    let terminals: Vec<Value> = listing
+        .terminals
         .iter()
         .zip(approvals)
         .map(|(t, approval)| {
@@ -60,6 +61,7 @@ pub fn render_json(
         "pid": hello.pid,
         "started_ms": hello.started_ms,
         "terminals": terminals,
+        "unreadable": listing.unreadable,
     });
     let written = serde_json::to_string_pretty(&doc).expect("plain data always encodes");
     // serde_json leaves C1, DEL and format characters raw; printed on the
@@ -71,27 +73,34 @@ pub fn render_json(
 
 /// `terminals` as a table, with an APPROVED column from `approvals` (one
 /// per terminal).
-pub fn render_table(
-    hello: &Hello,
-    terminals: &[TerminalRecord],
-    approvals: &[Option<Approval>],
-) -> String {
+pub fn render_table(hello: &Hello, listing: &Listing, approvals: &[Option<Approval>]) -> String {
+    let terminals = &listing.terminals;
     let mut out = String::new();
     let facts = [
         ("core_id", printable(hello.core_id.as_str()).into_owned()),
         ("version", printable(&hello.version).into_owned()),
         ("generation", hello.generation.to_string()),
         ("framing", printable(&hello.framing).into_owned()),
-        ("pid", hello.pid.to_string()),
+        ("pid", hello.pid.map_or("-".to_owned(), |p| p.to_string())),
         (
             "started_ms",
-            format!("{} ({})", hello.started_ms, readable_ms(hello.started_ms)),
+            hello
+                .started_ms
+                .map_or("-".to_owned(), |ms| format!("{ms} ({})", readable_ms(ms))),
         ),
     ];
     for (key, value) in facts {
         let _ = writeln!(out, "{key:<11} {value}");
     }
     out.push('\n');
+    for unreadable in &listing.unreadable {
+        let _ = writeln!(
+            out,
+            "unreadable record {}: {} (compare the core with inspect-core --check-contract)",
+            printable(unreadable.address.as_deref().unwrap_or("(no address)")),
+            printable(&unreadable.problem)
+        );
+    }
     if terminals.is_empty() {
         out.push_str("no terminals\n");
         return out;
@@ -139,7 +148,10 @@ fn row(t: &TerminalRecord, approval: Option<Approval>) -> [String; 11] {
         readable_ms(t.created_ms),
         opt(t.finished_ms),
         opt(t.exit_code),
-        t.status.to_string(),
+        match &t.reported_status {
+            Some(word) => format!("unknown ({})", printable(word)),
+            None => t.status.to_string(),
+        },
         t.status_seq.to_string(),
         match approval {
             None => "no".to_owned(),
@@ -189,7 +201,10 @@ mod tests {
             "program": hostile, "submit_key": "enter", "rows": 1, "cols": 1
         }))
         .unwrap();
-        let records = [record];
+        let records = Listing {
+            terminals: vec![record],
+            unreadable: Vec::new(),
+        };
         let json_text = render_json(&hello, &records, &[None]);
         let table = render_table(&hello, &records, &[None]);
         for printed in [&json_text, &table] {

@@ -2,14 +2,30 @@
 //! parameters, result shapes, statuses, handshake pins and error codes.
 //!
 //! This is the ONE place in the adapter that spells a method name, a field
-//! name or an error code of hc. A correction after checking hc's published
-//! schema is a change to this file only. No I/O lives here; `conn` frames
-//! these types on the socket and `client` gives them typed calls.
+//! name or an error code of hc, and the Rust mirror of the contract's
+//! document, `hc-0.1.15.openrpc.json` beside it (tests check the two name
+//! the same methods and fields). A correction after checking hc's
+//! published schema is a change to those two files. No I/O lives here;
+//! `conn` frames these types on the socket and `client` gives them typed
+//! calls.
+//!
+//! Tolerant where safety allows, strict where it matters: a record needs
+//! only what the tools cannot work without (`address`, `created_ms`,
+//! `status`, `status_seq`), every other field may be absent and unknown
+//! ones are ignored; a status outside the six is read as `unknown` (the
+//! reported word kept beside it), never as idle or done; hc's error kinds
+//! are recognised by `code` and `data.kind`, and `message` is only shown.
+//! The handshake pins and the send result stay strict.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod record;
+
 pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
+pub use record::{
+    ListResult, MAX_ADDRESS_CHARS, TerminalRecord, UnreadableRecord, check_address, read_records,
+};
 
 /// The only hc version this adapter speaks; anything else is refused at the
 /// handshake rather than guessed at.
@@ -30,6 +46,15 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method, in the contract document's order.
+    pub const ALL: [Method; 5] = [
+        Method::Hello,
+        Method::List,
+        Method::Get,
+        Method::Read,
+        Method::Send,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Hello => "hc.hello",
@@ -60,15 +85,23 @@ pub struct HelloParams<'a> {
     pub client: ClientInfo<'a>,
 }
 
-/// hc's answer to `hc.hello`: who this core is.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+/// The OpenRPC document of the modelled contract: methods, params,
+/// results and errors as JSON Schemas (`inspect-core --check-contract`
+/// compares live replies with it).
+pub const CONTRACT_DOCUMENT: &str = include_str!("../hc-0.1.15.openrpc.json");
+
+/// hc's answer to `hc.hello`: who this core is. The pinned facts are
+/// required; `pid` and `started_ms` are only shown.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct Hello {
     pub core_id: CoreId,
     pub version: String,
     pub generation: u64,
     pub framing: String,
-    pub pid: u64,
-    pub started_ms: i64,
+    #[serde(default)]
+    pub pid: Option<u64>,
+    #[serde(default)]
+    pub started_ms: Option<i64>,
 }
 
 /// A terminal's state as the foreground program last reported it (OSC 7501).
@@ -102,40 +135,41 @@ impl std::fmt::Display for TerminalStatus {
     }
 }
 
-/// One terminal lifetime; `(address, created_ms)` names it, since hc reuses
-/// addresses.
-// Unknown extra fields from hc are tolerated; the documented ones must be
-// present with their documented types.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
-pub struct TerminalRecord {
-    pub address: String,
-    pub created_ms: i64,
-    pub finished_ms: Option<i64>,
-    pub exit_code: Option<i64>,
-    pub status: TerminalStatus,
-    pub status_seq: u64,
-    pub title: Option<String>,
-    pub cwd: Option<String>,
-    pub program: Option<String>,
-    pub submit_key: String,
-    pub rows: u32,
-    pub cols: u32,
-}
+/// Longest status word kept when hc reports one outside the six.
+pub const MAX_REPORTED_STATUS_CHARS: usize = 64;
 
-impl TerminalRecord {
-    pub fn is_finished(&self) -> bool {
-        self.finished_ms.is_some()
+impl TerminalStatus {
+    /// The modelled status hc's word names, else `unknown` with the word
+    /// (printable and at most [`MAX_REPORTED_STATUS_CHARS`] characters;
+    /// anything else is kept as its length only).
+    pub fn from_reported(word: &str) -> (TerminalStatus, Option<String>) {
+        const KNOWN: [TerminalStatus; 6] = [
+            TerminalStatus::Idle,
+            TerminalStatus::Working,
+            TerminalStatus::Done,
+            TerminalStatus::Blocked,
+            TerminalStatus::Error,
+            TerminalStatus::Unknown,
+        ];
+        match KNOWN.into_iter().find(|s| s.as_str() == word) {
+            Some(status) => (status, None),
+            None if word.chars().count() <= MAX_REPORTED_STATUS_CHARS
+                && !word.is_empty()
+                && !word.chars().any(crate::escape::is_hazard) =>
+            {
+                (TerminalStatus::Unknown, Some(word.to_owned()))
+            }
+            None => (
+                TerminalStatus::Unknown,
+                Some(format!("({} characters)", word.chars().count())),
+            ),
+        }
     }
 }
 
 #[derive(Debug, Serialize)]
 pub struct ListParams {
     pub include_finished: bool,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ListResult {
-    pub terminals: Vec<TerminalRecord>,
 }
 
 #[derive(Debug, Serialize)]
@@ -150,16 +184,25 @@ pub struct ReadParams<'a> {
 }
 
 /// `terminal.read`'s answer: the screen text and the status beside it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct ReadResult {
     pub address: String,
     pub created_ms: i64,
     pub text: String,
     pub complete: bool,
-    pub rows: u32,
-    pub cols: u32,
+    #[serde(default)]
+    pub rows: Option<u32>,
+    #[serde(default)]
+    pub cols: Option<u32>,
+    #[serde(deserialize_with = "reported_status")]
     pub status: TerminalStatus,
     pub status_seq: u64,
+}
+
+/// A status word as [`TerminalStatus::from_reported`] reads it.
+fn reported_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TerminalStatus, D::Error> {
+    let word = std::borrow::Cow::<str>::deserialize(d)?;
+    Ok(TerminalStatus::from_reported(&word).0)
 }
 
 /// The status hc compares under its input lock before writing (`if`).
@@ -191,17 +234,19 @@ pub struct SendParams<'a> {
 }
 
 /// `terminal.send`'s answer: the input was accepted (not: the task is done).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct SendResult {
     pub address: String,
     pub created_ms: i64,
     pub accepted: bool,
+    #[serde(deserialize_with = "reported_status")]
     pub status: TerminalStatus,
     pub status_seq: u64,
 }
 
-/// hc's own error kinds (contract section 5). Each is recognised only when
-/// `code`, `message` and `data.kind` all agree.
+/// hc's own error kinds (contract section 5). Each is recognised by `code`
+/// and `data.kind` together; `message` is human text (a real core says
+/// `unknown method "x"`), shown but never read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     StatusMismatch,
@@ -248,13 +293,18 @@ impl ErrorKind {
         }
     }
 
-    /// The kind of a JSON-RPC error object, only when code, message and
-    /// `data.kind` name the same documented kind.
-    pub fn classify(code: i64, message: &str, data: Option<&Value>) -> Option<ErrorKind> {
+    /// The kind of a JSON-RPC error object, only when its code and
+    /// `data.kind` name the same documented kind; `message` plays no part.
+    pub fn classify(code: i64, data: Option<&Value>) -> Option<ErrorKind> {
         let data_kind = data.and_then(|d| d.get("kind")).and_then(Value::as_str);
         Self::ALL
             .into_iter()
-            .find(|k| k.code() == code && k.name() == message && data_kind == Some(k.name()))
+            .find(|k| k.code() == code && data_kind == Some(k.name()))
+    }
+
+    /// Every kind, in the contract's order.
+    pub fn all() -> [ErrorKind; 7] {
+        Self::ALL
     }
 }
 
@@ -270,50 +320,4 @@ pub fn standard_code_name(code: i64) -> Option<&'static str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn status_mismatch_needs_code_message_and_kind_to_agree() {
-        let data = json!({"kind": "status_mismatch", "address": "t1"});
-        assert_eq!(
-            ErrorKind::classify(-32000, "status_mismatch", Some(&data)),
-            Some(ErrorKind::StatusMismatch)
-        );
-        assert_eq!(ErrorKind::classify(-32000, "status_mismatch", None), None);
-        assert_eq!(
-            ErrorKind::classify(-32001, "status_mismatch", Some(&data)),
-            None
-        );
-        assert_eq!(ErrorKind::classify(-32000, "busy", Some(&data)), None);
-        let other = json!({"kind": "busy"});
-        assert_eq!(
-            ErrorKind::classify(-32000, "status_mismatch", Some(&other)),
-            None
-        );
-    }
-
-    #[test]
-    fn send_params_spell_if_and_omit_it_when_unguarded() {
-        let guarded = SendParams {
-            address: "t1",
-            text: "hi",
-            submit: true,
-            guard: Some(SendGuard::Idle),
-            force: false,
-        };
-        assert_eq!(
-            serde_json::to_value(&guarded).unwrap(),
-            json!({"address":"t1","text":"hi","submit":true,"if":"idle","force":false})
-        );
-        let unguarded = SendParams {
-            guard: None,
-            ..guarded
-        };
-        assert_eq!(
-            serde_json::to_value(&unguarded).unwrap(),
-            json!({"address":"t1","text":"hi","submit":true,"force":false})
-        );
-    }
-}
+mod tests;

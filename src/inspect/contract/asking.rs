@@ -1,0 +1,294 @@
+//! Asking the core: the handshake (its pins checked, the version first),
+//! the list, each terminal's record and screen, and one unknown method;
+//! every reply's envelope, result and error objects held against the model.
+
+use serde_json::{Value, json};
+
+use super::model::Document;
+use super::probe::{self, Ask, Probe, Received};
+use super::report::Findings;
+use super::{Difference, Group, MAX_TERMINALS, compare};
+use crate::hc::wire::{self, ErrorKind, PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
+
+/// Asks the core each read method and the unknown one, comparing every
+/// reply with the model.
+pub async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findings) {
+    let hello = serde_json::to_value(crate::hc::conn::hello_params()).expect("params encode");
+    let Some(result) = call(model, &mut probe, findings, Ask::Hello, hello).await else {
+        return;
+    };
+    findings.version = result
+        .get("version")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    findings.core_id = result
+        .get("core_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    check_pins(&result, findings);
+    let listed = call(
+        model,
+        &mut probe,
+        findings,
+        Ask::List,
+        json!({"include_finished": true}),
+    )
+    .await;
+    let addresses: Vec<String> = listed
+        .as_ref()
+        .and_then(|l| l.get("terminals"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("address").and_then(Value::as_str))
+        .filter(|a| wire::check_address(a).is_ok())
+        .take(MAX_TERMINALS)
+        .map(str::to_owned)
+        .collect();
+    for address in &addresses {
+        findings.terminals += 1;
+        let _ = call(
+            model,
+            &mut probe,
+            findings,
+            Ask::Get,
+            json!({"address": address}),
+        )
+        .await;
+        let params = json!({"address": address, "lines": 0});
+        let _ = call(model, &mut probe, findings, Ask::Read, params).await;
+    }
+    unknown_method(&mut probe, findings).await;
+}
+
+/// The version is reported first, in the header; generation and framing
+/// other than the pins are differences.
+fn check_pins(hello: &Value, findings: &mut Findings) {
+    if let Some(version) = hello.get("version").and_then(Value::as_str)
+        && version != PINNED_VERSION
+    {
+        findings.add(Difference::new(
+            Group::Handshake,
+            Ask::Hello.method(),
+            "version",
+            format!(
+                "{} (this adapter needs exactly {PINNED_VERSION})",
+                crate::escape::bounded(version, 64)
+            ),
+        ));
+    }
+    if hello.get("generation").and_then(Value::as_u64) != Some(PINNED_GENERATION) {
+        findings.add(Difference::new(
+            Group::Handshake,
+            Ask::Hello.method(),
+            "generation",
+            format!(
+                "{} (the pin is {PINNED_GENERATION})",
+                shown(hello.get("generation"))
+            ),
+        ));
+    }
+    if hello.get("framing").and_then(Value::as_str) != Some(PINNED_FRAMING) {
+        findings.add(Difference::new(
+            Group::Handshake,
+            Ask::Hello.method(),
+            "framing",
+            format!(
+                "{} (the pin is {PINNED_FRAMING})",
+                shown(hello.get("framing"))
+            ),
+        ));
+    }
+}
+
+fn shown(value: Option<&Value>) -> String {
+    value.map_or("absent".to_owned(), |v| {
+        crate::escape::bounded(&v.to_string(), 64).into_owned()
+    })
+}
+
+/// One call: the reply's envelope and result held against the model. The
+/// result, when there is one.
+async fn call(
+    model: &Document,
+    probe: &mut Probe,
+    findings: &mut Findings,
+    ask: Ask,
+    params: Value,
+) -> Option<Value> {
+    let method = ask.method();
+    *findings.calls.entry(method).or_default() += 1;
+    let (id, received) = probe.ask(ask, params).await;
+    let reply = received_json(method, received, findings)?;
+    let result = envelope(method, id, reply, findings)?;
+    match result {
+        Ok(result) => {
+            if let Some(schema) = model.result(method) {
+                for difference in compare::reply(model, method, schema, &result) {
+                    findings.add(difference);
+                }
+            }
+            Some(result)
+        }
+        Err(error) => {
+            error_object(method, &error, None, findings);
+            None
+        }
+    }
+}
+
+/// The reply as JSON, or the difference it makes.
+fn received_json(method: &str, received: Received, findings: &mut Findings) -> Option<Value> {
+    let why = match received {
+        Received::Json(value) => return Some(value),
+        Received::NotJson { bytes, first } => {
+            findings.add(Difference::new(
+                Group::NotJson,
+                method,
+                "",
+                format!(
+                    "{bytes} byte(s) that are not one JSON line, starting {}{}",
+                    probe::hex(&first),
+                    suggestion(&first)
+                ),
+            ));
+            return None;
+        }
+        Received::Closed => "the core closed the connection instead of answering",
+        Received::TimedOut => "no reply within timeoutMs",
+        Received::TooLarge => "the reply passed 1 MiB without a line end",
+    };
+    findings.add(Difference::new(
+        Group::Unreachable,
+        method,
+        "",
+        why.to_owned(),
+    ));
+    None
+}
+
+/// What bytes that are not JSON suggest.
+fn suggestion(first: &[u8]) -> &'static str {
+    // [channel u32 LE][kind u8][len u32 LE]: channel 0 carries JSON-RPC in
+    // the binary framed mode public clients of hc describe.
+    if first.len() >= 9 && first[..4] == [0, 0, 0, 0] {
+        return ": this looks like hc's binary framed mode (channel 0, then a kind byte and a length), which the core switched this connection to after the hello; this adapter speaks only plain line framing";
+    }
+    if first.first().is_some_and(|b| *b == b'{') {
+        return ": JSON cut short or malformed";
+    }
+    ""
+}
+
+/// The JSON-RPC envelope: `Ok(result)`, `Err(error object)`, or the
+/// difference it makes.
+fn envelope(
+    method: &str,
+    id: u64,
+    reply: Value,
+    findings: &mut Findings,
+) -> Option<Result<Value, Value>> {
+    let mut broken = |detail: String| {
+        findings.add(Difference::new(Group::Envelope, method, "", detail));
+    };
+    if reply.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        broken("`jsonrpc` is not \"2.0\"".to_owned());
+    }
+    if reply.get("id") != Some(&json!(id)) {
+        broken(format!(
+            "the reply's id is {}, the request's {id}",
+            shown(reply.get("id"))
+        ));
+    }
+    match (reply.get("result"), reply.get("error")) {
+        (Some(result), None) => Some(Ok(result.clone())),
+        (None, Some(error)) => Some(Err(error.clone())),
+        _ => {
+            broken("not exactly one of `result` and `error`".to_owned());
+            None
+        }
+    }
+}
+
+/// An error object: a code and `data.kind` the model names, and whether
+/// its `message` is the kind's name. `expected_code` is the code it must
+/// have, when the call was meant to fail.
+fn error_object(method: &str, error: &Value, expected_code: Option<i64>, findings: &mut Findings) {
+    let code = error.get("code").and_then(Value::as_i64);
+    let data_kind = error
+        .get("data")
+        .and_then(|d| d.get("kind"))
+        .and_then(Value::as_str);
+    let message = error.get("message").and_then(Value::as_str);
+    if let Some(expected) = expected_code
+        && code != Some(expected)
+    {
+        findings.add(Difference::new(
+            Group::ErrorShape,
+            method,
+            "code",
+            format!(
+                "{} (the standard code is {expected})",
+                shown(error.get("code"))
+            ),
+        ));
+    }
+    let modelled = code.and_then(|c| ErrorKind::all().into_iter().find(|k| k.code() == c));
+    match (modelled, data_kind) {
+        (Some(kind), Some(data_kind)) if data_kind != kind.name() => findings.add(Difference::new(
+            Group::ErrorShape,
+            method,
+            "data.kind",
+            format!(
+                "{} for code {}; the model has {}",
+                crate::escape::bounded(data_kind, 64),
+                kind.code(),
+                kind.name()
+            ),
+        )),
+        (_, None) => findings.add(Difference::new(
+            Group::ErrorShape,
+            method,
+            "data.kind",
+            "absent: the adapter tells hc's error kinds apart by code and data.kind".to_owned(),
+        )),
+        _ => {}
+    }
+    if let (Some(message), Some(kind)) = (message, data_kind)
+        && message != kind
+    {
+        findings.add(Difference::new(
+            Group::ErrorMessage,
+            method,
+            "message",
+            format!(
+                "{:?} for kind {} (the adapter shows message, never reads it)",
+                crate::escape::bounded(message, 80),
+                crate::escape::bounded(kind, 64)
+            ),
+        ));
+    }
+}
+
+/// The error a core gives for a method it does not have.
+async fn unknown_method(probe: &mut Probe, findings: &mut Findings) {
+    let method = Ask::Unknown.method();
+    *findings.calls.entry(method).or_default() += 1;
+    let (id, received) = probe.ask(Ask::Unknown, json!({})).await;
+    let Some(reply) = received_json(method, received, findings) else {
+        return;
+    };
+    match envelope(method, id, reply, findings) {
+        Some(Err(error)) => {
+            const METHOD_NOT_FOUND: i64 = -32601;
+            error_object(method, &error, Some(METHOD_NOT_FOUND), findings);
+        }
+        Some(Ok(_)) => findings.add(Difference::new(
+            Group::ErrorShape,
+            method,
+            "",
+            "a method no core has was answered with a result".to_owned(),
+        )),
+        None => {}
+    }
+}

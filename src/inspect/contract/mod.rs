@@ -1,0 +1,185 @@
+//! `inspect-core --check-contract`: how a live core (of any version) and,
+//! with `--schema`, an OpenRPC document differ from the modelled contract
+//! (`src/hc/hc-0.1.15.openrpc.json`). Read-only like the rest of
+//! `inspect-core`: it calls `hc.hello`, `terminal.list` (finished ones
+//! included), `terminal.get` and `terminal.read {lines: 0}` on at most
+//! [`MAX_TERMINALS`] terminals, and one method no core has (to see the
+//! error shape), and never `terminal.send` (`probe` cannot spell it). A
+//! version that fails the pin is reported first, and the check goes on.
+//!
+//! By noun: `model` reads an OpenRPC document, `compare` holds one reply
+//! against it, `schema_diff` one document against another, `probe` talks
+//! to the core.
+
+mod asking;
+mod compare;
+mod model;
+mod probe;
+mod report;
+mod schema_diff;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use model::Document;
+use probe::Probe;
+use report::Findings;
+
+/// Terminals asked about one by one at most: enough to see each shape a
+/// core sends, few enough to stay quick on a large core.
+pub const MAX_TERMINALS: usize = 50;
+
+/// What the operator asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Check {
+    /// An OpenRPC document to compare with the model as well.
+    pub schema: Option<PathBuf>,
+    pub json: bool,
+    /// Where to write the exchange, private values digested.
+    pub record: Option<PathBuf>,
+}
+
+/// Why the check could not run at all (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// `--schema` names a file that is not an OpenRPC document.
+    #[error("--schema {path}: {why}", path = path.display())]
+    Schema { path: PathBuf, why: String },
+    /// `--record` names a file that cannot be written.
+    #[error("{0}")]
+    Record(String),
+}
+
+/// Kinds of difference, in the order the report lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    /// The core could not be reached, or stopped answering.
+    Unreachable,
+    /// Version, generation or framing other than the pins.
+    Handshake,
+    /// Bytes that are not one JSON line.
+    NotJson,
+    /// `jsonrpc`, `id`, `result`/`error` other than JSON-RPC 2.0 says.
+    Envelope,
+    Missing,
+    Extra,
+    WrongType,
+    StatusOutside,
+    AddressForm,
+    ValueOutside,
+    /// An error object whose `message` is not its kind's name.
+    ErrorMessage,
+    /// An error object without the code or `data.kind` the model has.
+    ErrorShape,
+}
+
+impl Group {
+    fn heading(self) -> &'static str {
+        match self {
+            Group::Unreachable => "the core could not be reached",
+            Group::Handshake => "handshake facts outside the pins",
+            Group::NotJson => "replies that are not JSON lines",
+            Group::Envelope => "JSON-RPC envelopes outside the standard",
+            Group::Missing => "modelled fields missing",
+            Group::Extra => "extra fields present",
+            Group::WrongType => "fields of another type",
+            Group::StatusOutside => "status values outside the model",
+            Group::AddressForm => "address forms outside the model",
+            Group::ValueOutside => "other values outside the model",
+            Group::ErrorMessage => "error objects whose message is not the kind's name",
+            Group::ErrorShape => "error objects of another shape",
+        }
+    }
+}
+
+/// Where a difference was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Core,
+    /// The `--schema` document.
+    Document,
+}
+
+/// One difference from the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    pub group: Group,
+    pub source: Source,
+    pub method: String,
+    /// The field, e.g. `terminals[].title`; empty for the whole reply.
+    pub field: String,
+    pub detail: String,
+}
+
+impl Difference {
+    pub fn new(group: Group, method: &str, field: &str, detail: String) -> Difference {
+        Difference {
+            group,
+            source: Source::Core,
+            method: method.to_owned(),
+            field: field.to_owned(),
+            detail,
+        }
+    }
+
+    pub fn schema(group: Group, method: &str, field: &str, detail: String) -> Difference {
+        Difference {
+            source: Source::Document,
+            ..Difference::new(group, method, field, detail)
+        }
+    }
+}
+
+/// The outcome: what was found, ready to print.
+pub struct CheckReport {
+    pub text: String,
+    pub differences: usize,
+}
+
+/// Runs the check against the core of `config` (and the document of
+/// `check.schema`).
+pub async fn run(config: &Config, check: &Check) -> Result<CheckReport, CheckError> {
+    let model = Document::model();
+    let document = match &check.schema {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| CheckError::Schema {
+                path: path.clone(),
+                why: e.to_string(),
+            })?;
+            Some(Document::parse(&text).map_err(|why| CheckError::Schema {
+                path: path.clone(),
+                why,
+            })?)
+        }
+        None => None,
+    };
+    let mut findings = Findings::default();
+    match Probe::connect(
+        config.socket_path(),
+        config.timeout(),
+        check.record.as_deref(),
+    )
+    .await
+    {
+        Ok(probe) => asking::probe_core(&model, probe, &mut findings).await,
+        Err(why) if why.starts_with("cannot write the record") => {
+            return Err(CheckError::Record(why));
+        }
+        Err(why) => findings.add(Difference::new(Group::Unreachable, "", "", why)),
+    }
+    if let Some(document) = &document {
+        for difference in schema_diff::documents(&model, document) {
+            findings.add(difference);
+        }
+    }
+    let socket = config.socket_path();
+    Ok(if check.json {
+        findings.json(socket, check)
+    } else {
+        findings.text(socket, check)
+    })
+}

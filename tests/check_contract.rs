@@ -1,0 +1,199 @@
+//! `inspect-core --check-contract`: the first real user's one command. It
+//! finds no difference against the modelled simulator, names each kind of
+//! difference against `hc-sim --evidence` and against a core of another
+//! version, compares an OpenRPC document with `--schema`, prints one JSON
+//! document with `--json`, writes a shareable record with `--record`, and
+//! never sends anything to any terminal.
+
+use serde_json::{Value, json};
+
+use crate::support::{Sim, SimOptions, run_adapter};
+
+fn check(sim: &Sim, extra: &[&str]) -> (i32, String, String) {
+    let config = sim.config(json!({}));
+    let mut args = vec![
+        "inspect-core",
+        "--config",
+        config.to_str().unwrap(),
+        "--check-contract",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run_adapter(&args, &[]);
+    assert_eq!(sim.calls("terminal.send"), 0, "the check sent something");
+    (code, out, err)
+}
+
+#[test]
+fn the_modelled_simulator_shows_no_difference() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        shells: 1,
+        idle_records: 1,
+        ..SimOptions::default()
+    });
+    let (code, out, err) = check(&sim, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no difference from the model"), "{out}");
+    assert!(out.contains("3 terminal(s) looked at"), "{out}");
+}
+
+#[test]
+fn an_evidence_core_shows_each_kind_of_difference() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        evidence: true,
+        ..SimOptions::default()
+    });
+    let (code, out, err) = check(&sim, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    for heading in [
+        "modelled fields missing",
+        "extra fields present",
+        "status values outside the model",
+        "address forms outside the model",
+        "error objects whose message is not the kind's name",
+    ] {
+        assert!(out.contains(heading), "no {heading:?} in\n{out}");
+    }
+    for detail in [
+        "terminal.list terminals[].title: missing",
+        "terminal.get argv: present, not in the model",
+        "\"paused\" is not one of the model's values",
+        "\"machine/t7\" is not `t` and base 36",
+        "unknown method",
+    ] {
+        assert!(out.contains(detail), "no {detail:?} in\n{out}");
+    }
+    assert!(
+        err.contains("difference(s) between this core and the modelled contract"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_core_of_another_version_is_reported_first_and_still_checked() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        faults: vec!["wrong-version:hc.hello".to_owned()],
+        ..SimOptions::default()
+    });
+    let (code, out, err) = check(&sim, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    let version = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        version.starts_with("version: 0.1.14; this adapter needs exactly 0.1.15"),
+        "{out}"
+    );
+    assert!(
+        out.contains("terminal.read x1"),
+        "the check stopped at the pin: {out}"
+    );
+    // The pin's own refusal names the check.
+    let config = sim.config(json!({}));
+    let (code, _, err) = run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("inspect-core --check-contract"), "{err}");
+}
+
+#[test]
+fn json_record_and_schema_behave_as_documented() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        evidence: true,
+        ..SimOptions::default()
+    });
+    // --json: one document, differences grouped and counted.
+    let (code, out, _) = check(&sim, &["--json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["version_matches"], true);
+    let groups: Vec<&str> = doc["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["group"].as_str().unwrap())
+        .collect();
+    for group in [
+        "missing",
+        "extra",
+        "status_outside",
+        "address_form",
+        "error_message",
+    ] {
+        assert!(groups.contains(&group), "{group} in {groups:?}");
+    }
+    // --record: JSON lines of the exchange, nothing private in them.
+    let record = sim.dir.path().join("exchange.jsonl");
+    let (_, out, err) = check(&sim, &["--record", record.to_str().unwrap()]);
+    assert!(out.contains("recorded the exchange"), "{out}{err}");
+    let written = std::fs::read_to_string(&record).unwrap();
+    let lines: Vec<Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert!(lines.iter().any(|l| l["direction"] == "request"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["message"]["result"]["text"]["redacted"] == true),
+        "a screen kept as length and digest"
+    );
+    let cwd = std::env::current_dir().unwrap();
+    for private in ["sim-agent>", cwd.to_str().unwrap()] {
+        assert!(!written.contains(private), "{private} is in the record");
+    }
+    // --schema: the model itself differs in nothing; a changed one shows it.
+    let model = sim.dir.path().join("model.json");
+    std::fs::write(&model, herdr_core_mcp::hc::wire::CONTRACT_DOCUMENT).unwrap();
+    let plain = Sim::start(SimOptions::agents(1));
+    let (code, out, _) = check(&plain, &["--schema", model.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let mut changed: Value =
+        serde_json::from_str(herdr_core_mcp::hc::wire::CONTRACT_DOCUMENT).unwrap();
+    changed["methods"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "events.subscribe",
+        "params": [], "result": {"name": "r", "schema": {"type": "object"}}}));
+    changed["components"]["schemas"]["Hello"]["properties"]["generation"] =
+        json!({"type": "string"});
+    let theirs = sim.dir.path().join("theirs.json");
+    std::fs::write(&theirs, changed.to_string()).unwrap();
+    let (code, out, _) = check(&plain, &["--schema", theirs.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("(the --schema document)"), "{out}");
+    assert!(
+        out.contains("events.subscribe: a method the model does not name"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hc.hello result.generation: typed string there, integer in the model"),
+        "{out}"
+    );
+    // Not an OpenRPC document: a usage error, and nothing asked.
+    let bad = sim.dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"openrpc\": \"1.3.2\"}").unwrap();
+    let (code, _, err) = check(&plain, &["--schema", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no `methods` array"), "{err}");
+}
+
+#[test]
+fn a_core_that_cannot_be_reached_is_a_runtime_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::support::write_config(
+        dir.path(),
+        &json!({"socketPath": dir.path().join("no-hc.sock")}),
+    );
+    let (code, out, _) = run_adapter(
+        &[
+            "inspect-core",
+            "--config",
+            config.to_str().unwrap(),
+            "--check-contract",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the core could not be reached"), "{out}");
+}
