@@ -44,10 +44,10 @@ pub enum ApproveError {
     /// long, or the lock file cannot be used).
     #[error(transparent)]
     Lock(#[from] config::LockError),
-    /// The config moved to another file or another core while `allow`
+    /// The config moved to another file, socket or core while `allow`
     /// probed the core.
     #[error(
-        "{path} changed its socketPath (or its file) while the core was probed: run allow again; the config is unchanged",
+        "{path} changed (its socketPath, coreId or file) while the core was probed: run this again; the config is unchanged",
         path = path.display()
     )]
     ChangedMeanwhile { path: PathBuf },
@@ -103,7 +103,13 @@ pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, 
         config,
         resolved,
     } = load(config_path)?;
-    if resolved != probed_with.resolved || config.socket_path() != probed_with.config.socket_path()
+    // Another writer changed what this probe was for: another file or
+    // socket, or another core than the one probed (an allow after hc
+    // restarted). Writing this probe's core back would drop that writer's
+    // approvals.
+    if resolved != probed_with.resolved
+        || config.socket_path() != probed_with.config.socket_path()
+        || (config.core_id() != probed_with.config.core_id() && config.core_id() != Some(&core_id))
     {
         return Err(ApproveError::ChangedMeanwhile {
             path: config_path.to_path_buf(),
@@ -251,11 +257,18 @@ pub struct Revocation<'a> {
 /// or every approval at all). Nothing to remove is not an error, so
 /// scripts can run it again.
 pub async fn revoke(config_path: &Path, request: &Revocation<'_>) -> Result<String, ApproveError> {
-    let _locked = config::lock(&load(config_path)?.resolved).await?;
-    // Read again under the lock: what is edited is the file as it is now.
+    let locked_path = load(config_path)?.resolved;
+    let _locked = config::lock(&locked_path).await?;
+    // Read again under the lock: what is edited is the file as it is now,
+    // and the one locked.
     let Editing {
         mut doc, resolved, ..
     } = load(config_path)?;
+    if resolved != locked_path {
+        return Err(ApproveError::ChangedMeanwhile {
+            path: config_path.to_path_buf(),
+        });
+    }
     let object = doc.as_object_mut().expect("a parsed config is an object");
     let entries = allowlist(object);
     let before = entries.len();

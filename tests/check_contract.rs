@@ -139,7 +139,12 @@ fn json_record_and_schema_behave_as_documented() {
         "a screen kept as length and digest"
     );
     let cwd = std::env::current_dir().unwrap();
-    for private in ["sim-agent>", cwd.to_str().unwrap()] {
+    for private in [
+        "sim-agent>",
+        cwd.to_str().unwrap(),
+        hc_sim::evidence::LABEL,
+        "see `hc schema`",
+    ] {
         assert!(!written.contains(private), "{private} is in the record");
     }
     // --schema: the model itself differs in nothing; a changed one shows it.
@@ -196,4 +201,30 @@ fn a_core_that_cannot_be_reached_is_a_runtime_failure() {
     );
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("the core could not be reached"), "{out}");
+}
+
+#[test]
+fn a_core_that_stops_answering_ends_the_check_at_that_call() {
+    let sim = Sim::start(SimOptions {
+        agents: 2,
+        faults: vec!["no-reply:terminal.read".to_owned()],
+        ..SimOptions::default()
+    });
+    let config = sim.config(json!({"timeoutMs": 300}));
+    let (code, out, _) = run_adapter(
+        &[
+            "inspect-core",
+            "--config",
+            config.to_str().unwrap(),
+            "--check-contract",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("terminal.read: no reply within timeoutMs; the check stops here"),
+        "{out}"
+    );
+    assert_eq!(sim.calls("terminal.read"), 1, "it went on asking: {out}");
+    assert!(out.contains("1 terminal(s) looked at"), "{out}");
 }

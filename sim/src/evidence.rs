@@ -24,6 +24,9 @@ use crate::wire::{Method, RpcError};
 pub const REMOTE_AGENT: &str = "machine/t7";
 /// The status word the odd record shows: none of the six.
 pub const ODD_STATUS: &str = "paused";
+/// A label each record carries (real cores carry the user's labels, which
+/// a shareable record must not keep).
+pub const LABEL: &str = "evidence-label";
 /// What real cores put in `data.hint`.
 const HINT: &str = "see `hc schema`";
 /// Record fields the model names that real cores' records lack.
@@ -80,7 +83,7 @@ fn reshape_record(sim: &Sim, record: &mut Value) {
         "state".into(),
         json!(if running { "running" } else { "exited" }),
     );
-    fields.insert("labels".into(), json!({}));
+    fields.insert("labels".into(), json!({ "team": LABEL }));
     fields.insert("parent".into(), Value::Null);
 }
 

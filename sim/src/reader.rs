@@ -31,7 +31,7 @@ pub const LINE_PREFIX: &str = "line: ";
 pub fn run() -> ExitCode {
     // Like a conforming program, it reports only to a terminal that
     // answered the protocol's feature-detection query.
-    let reports = crate::tty::detect();
+    let reports = crate::tty::detect(&crate::tty::RawMode::enter());
     let report = |status: Status| {
         if reports {
             crate::tty::report(status, PROGRAM);

@@ -58,11 +58,12 @@ pub fn report(status: Status, program: &str) {
 
 /// Feature detection as the spec describes it: the OSC 7501 query and
 /// primary device attributes right after it, then the terminal's replies
-/// read (in raw mode, a byte at a time, so nothing after them is taken
-/// from the program's input) until the device attributes answer or
+/// read (a byte at a time, so nothing after them is taken from the
+/// program's input) until the device attributes answer or
 /// [`DETECTION_TIMEOUT`] passes. Whether the terminal speaks the protocol.
-pub fn detect() -> bool {
-    let _raw = RawMode::enter();
+/// The tty must be in raw mode (the `RawMode` proves it), or the replies
+/// would wait in its line buffer, echoed.
+pub fn detect(_raw: &RawMode) -> bool {
     emit(QUERY);
     let deadline = Instant::now() + DETECTION_TIMEOUT;
     let mut detector = Detector::new();

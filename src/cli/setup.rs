@@ -48,6 +48,9 @@ pub fn init(
         config["http"] = json!({"port": 8765});
     }
     let shown = printable(&path.display().to_string()).into_owned();
+    // Before any folder is made: the nearest one that exists, and those
+    // above it, must be safe, or a later command would refuse the config.
+    refuse_unsafe_folder(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -55,7 +58,6 @@ pub fn init(
             .create(dir)
             .map_err(|e| Error::Init(format!("cannot create {}: {e}", dir.display())))?;
     }
-    refuse_unsafe_folder(path)?;
     let mut text = serde_json::to_string_pretty(&config).expect("a JSON document encodes");
     text.push('\n');
     let written = std::fs::OpenOptions::new()
@@ -104,11 +106,15 @@ pub fn init(
 /// A config in a folder that someone else owns or may write would be
 /// refused by every later command (they could replace it, and with it the
 /// send authority): refuse it now, with the very message they would give.
+/// Folders still to be made are judged by the nearest one that exists.
 fn refuse_unsafe_folder(path: &Path) -> Result<(), Error> {
-    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let mut dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(dir) => dir,
         None => Path::new("."),
     };
+    while !dir.exists() {
+        dir = dir.parent().unwrap_or(Path::new("/"));
+    }
     let resolved_dir = std::fs::canonicalize(dir)
         .map_err(|e| Error::Init(format!("cannot resolve {}: {e}", dir.display())))?;
     let resolved = resolved_dir.join(path.file_name().unwrap_or_default());

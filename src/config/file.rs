@@ -59,7 +59,7 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
     // Never blocks: a FIFO or a device opens at once (O_NONBLOCK) and is
     // refused below; the resolved path has no symlink left, so one that
     // appears now is refused too (O_NOFOLLOW).
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
         .open(&resolved)
@@ -90,8 +90,17 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
             path: path.to_path_buf(),
         });
     }
+    // The size was checked on the descriptor; the read is capped as well,
+    // so a file that grows meanwhile is still refused, not read whole.
     let mut text = String::new();
-    file.read_to_string(&mut text).map_err(read_error)?;
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
     Ok(Checked { text, resolved })
 }
 

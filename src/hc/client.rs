@@ -38,7 +38,11 @@ pub struct Answer<T> {
 #[derive(Debug, Clone)]
 pub struct Listing {
     pub terminals: Vec<TerminalRecord>,
+    /// The first records that could not be read (at most
+    /// `wire::MAX_UNREADABLE`).
     pub unreadable: Vec<UnreadableRecord>,
+    /// How many could not be read in all.
+    pub unreadable_count: usize,
 }
 
 /// How a `terminal.send` failed, split at the moment of dispatch.
@@ -94,12 +98,13 @@ impl HcClient {
     pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
         let params = ListParams { include_finished };
         let answer: Answer<ListResult> = self.call(Method::List, &params, |_| Ok(())).await?;
-        let (terminals, unreadable) = wire::read_records(answer.value);
+        let (terminals, unreadable, unreadable_count) = wire::read_records(answer.value);
         Ok(Answer {
             core: answer.core,
             value: Listing {
                 terminals,
                 unreadable,
+                unreadable_count,
             },
         })
     }

@@ -62,6 +62,7 @@ pub fn render_json(hello: &Hello, listing: &Listing, approvals: &[Option<Approva
         "started_ms": hello.started_ms,
         "terminals": terminals,
         "unreadable": listing.unreadable,
+        "unreadable_count": listing.unreadable_count,
     });
     let written = serde_json::to_string_pretty(&doc).expect("plain data always encodes");
     // serde_json leaves C1, DEL and format characters raw; printed on the
@@ -99,6 +100,13 @@ pub fn render_table(hello: &Hello, listing: &Listing, approvals: &[Option<Approv
             "unreadable record {}: {} (compare the core with inspect-core --check-contract)",
             printable(unreadable.address.as_deref().unwrap_or("(no address)")),
             printable(&unreadable.problem)
+        );
+    }
+    if listing.unreadable_count > listing.unreadable.len() {
+        let _ = writeln!(
+            out,
+            "{} more unreadable record(s)",
+            listing.unreadable_count - listing.unreadable.len()
         );
     }
     if terminals.is_empty() {
@@ -204,6 +212,7 @@ mod tests {
         let records = Listing {
             terminals: vec![record],
             unreadable: Vec::new(),
+            unreadable_count: 0,
         };
         let json_text = render_json(&hello, &records, &[None]);
         let table = render_table(&hello, &records, &[None]);

@@ -54,10 +54,13 @@ pub struct ListSessionsOutput {
     pub sessions: Vec<Session>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// Records hc listed in a shape this adapter cannot read (a required
-    /// field missing or of another type): each one's address, when it had
-    /// a readable one, and what was wrong. Empty when every record was read.
+    /// On the first page only: records hc listed in a shape this adapter
+    /// cannot read (a required field missing or of another type, or an
+    /// address it refuses), at most 20, each with its address when it had
+    /// a readable one and what was wrong. Empty when every record was read.
     pub unreadable: Vec<UnreadableRecord>,
+    /// How many records could not be read in all (first page only).
+    pub unreadable_count: usize,
 }
 
 pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult, ToolError> {
@@ -77,8 +80,14 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
     };
     let Listing {
         mut terminals,
-        unreadable,
+        mut unreadable,
+        mut unreadable_count,
     } = listed.value;
+    if args.cursor.is_some() {
+        // Named once, on the first page.
+        unreadable.clear();
+        unreadable_count = 0;
+    }
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let start = match &after {
         Some(p) => {
@@ -122,6 +131,7 @@ pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult
         sessions,
         next_cursor,
         unreadable,
+        unreadable_count,
     };
     let text = render(&output);
     Ok(structured(&output, text, false))
@@ -167,6 +177,12 @@ fn render(output: &ListSessionsOutput) -> String {
             "unreadable record {}: {}\n",
             printable(u.address.as_deref().unwrap_or("(no address)")),
             printable(&u.problem)
+        ));
+    }
+    if output.unreadable_count > output.unreadable.len() {
+        text.push_str(&format!(
+            "{} more unreadable record(s)\n",
+            output.unreadable_count - output.unreadable.len()
         ));
     }
     text

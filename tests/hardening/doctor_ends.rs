@@ -27,6 +27,7 @@ async fn doctor_in_oauth_mode_ends_after_each_failing_check() {
             "a resource not in allowedHosts",
             oauth("https://elsewhere.example.net/mcp"),
         ),
+        ("a loopback http resource", oauth("http://127.0.0.1:1/mcp")),
     ];
     for (what, config) in cases {
         let path = write_config(dir.path(), &config);

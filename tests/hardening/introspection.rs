@@ -267,4 +267,20 @@ async fn a_read_token_send_refused_by_the_transport_leaves_an_audit_line() {
     assert_eq!(line["caller"]["kind"], "read-token", "{line}");
     assert!(!written.contains("a secret prompt"), "{written}");
     assert_eq!(sim.writes_to("t1"), 0);
+    // An address no terminal can have is recorded by its length only.
+    let huge = "t".repeat(60_000);
+    let (status, _, _) = post(
+        &adapter.url(),
+        Some(READ_TEST_TOKEN),
+        &send_call(&huge, "x"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let written = std::fs::read_to_string(&audit_log).unwrap();
+    let last = written.lines().last().unwrap();
+    assert!(
+        last.contains(r#""address":"(invalid, 60000 chars)""#),
+        "{last:.300}"
+    );
+    assert!(last.len() < 1_000, "a {}-byte audit line", last.len());
 }

@@ -34,8 +34,8 @@ const SYNC_OFF: &[u8] = b"\x1b[?2026l";
 /// conforming program it asks the terminal whether it speaks the Program
 /// Status Protocol first, and reports only if it does.
 pub fn run(delay: Duration) -> ExitCode {
-    let reports = crate::tty::detect();
-    let _raw = RawMode::enter();
+    let raw = RawMode::enter();
+    let reports = crate::tty::detect(&raw);
     emit(BRACKETED_PASTE_ON);
     emit(PROMPT.as_bytes());
     let mut agent = Agent {

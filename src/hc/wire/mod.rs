@@ -24,7 +24,8 @@ mod record;
 
 pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
 pub use record::{
-    ListResult, MAX_ADDRESS_CHARS, TerminalRecord, UnreadableRecord, check_address, read_records,
+    ListResult, MAX_ADDRESS_CHARS, MAX_UNREADABLE, TerminalRecord, UnreadableRecord, check_address,
+    read_records,
 };
 
 /// The only hc version this adapter speaks; anything else is refused at the

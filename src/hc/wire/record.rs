@@ -29,14 +29,38 @@ pub fn check_address(address: &str) -> Result<(), String> {
     }
     if let Some(c) = address
         .chars()
-        .find(|c| crate::escape::is_hazard(*c) || c.is_whitespace())
+        .find(|c| crate::escape::is_hazard(*c) || c.is_whitespace() || is_invisible(*c))
     {
         return Err(format!(
-            "holds U+{:04X}, which no terminal address holds (control, format or space characters)",
+            "holds U+{:04X}, which no terminal address holds (control, format, space, combining or blank-looking characters)",
             u32::from(c)
         ));
     }
     Ok(())
+}
+
+/// Characters that show nothing, or change the one before them, beyond
+/// the format characters `escape` already names: fillers that render as
+/// blanks (Hangul, braille), variation selectors and the common
+/// combining-mark blocks (the combining grapheme joiner among them). An address a person
+/// approves must look like what it is.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x0300..=0x036F
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x1AB0..=0x1AFF
+            | 0x1DC0..=0x1DFF
+            | 0x20D0..=0x20FF
+            | 0x2800
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFE20..=0xFE2F
+            | 0xFFA0
+            | 0xE0100..=0xE01EF
+    )
 }
 
 /// One terminal lifetime; `(address, created_ms)` names it, since hc reuses
@@ -62,29 +86,42 @@ pub struct TerminalRecord {
     pub cols: Option<u32>,
 }
 
-/// A record as hc spells it, before the status word is read.
+/// A record as hc spells it, before the status word is read. An optional
+/// field of another type than the model's (`"rows": -1`, `"title": {}`) is
+/// read as absent: only the four required fields can make a record
+/// unreadable.
 #[derive(Deserialize)]
 struct RawRecord {
     address: String,
     created_ms: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     finished_ms: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     exit_code: Option<i64>,
     status: String,
     status_seq: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     title: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     cwd: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     program: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     submit_key: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     rows: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     cols: Option<u32>,
+}
+
+/// An optional field: its value when it has the model's type, else none.
+pub(super) fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 impl<'de> Deserialize<'de> for TerminalRecord {
@@ -140,14 +177,22 @@ pub struct UnreadableRecord {
     pub problem: String,
 }
 
-/// The records of a list, each read on its own.
-pub fn read_records(listed: ListResult) -> (Vec<TerminalRecord>, Vec<UnreadableRecord>) {
+/// Unreadable records kept of one list at most (the rest are counted):
+/// enough to see what a core sends, never a flood of them in an answer.
+pub const MAX_UNREADABLE: usize = 20;
+
+/// The records of a list, each read on its own: those read, the first
+/// [`MAX_UNREADABLE`] that could not be, and how many could not be.
+pub fn read_records(listed: ListResult) -> (Vec<TerminalRecord>, Vec<UnreadableRecord>, usize) {
     let mut records = Vec::with_capacity(listed.terminals.len());
     let mut unreadable = Vec::new();
+    let mut unreadable_count = 0;
     for raw in listed.terminals {
         match serde_json::from_str::<TerminalRecord>(raw.get()) {
             Ok(record) => records.push(record),
+            Err(_) if unreadable.len() >= MAX_UNREADABLE => unreadable_count += 1,
             Err(e) => {
+                unreadable_count += 1;
                 let address = serde_json::from_str::<serde_json::Value>(raw.get())
                     .ok()
                     .and_then(|v| v.get("address").and_then(Value::as_str).map(str::to_owned))
@@ -159,5 +204,5 @@ pub fn read_records(listed: ListResult) -> (Vec<TerminalRecord>, Vec<UnreadableR
             }
         }
     }
-    (records, unreadable)
+    (records, unreadable, unreadable_count)
 }

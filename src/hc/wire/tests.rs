@@ -2,7 +2,7 @@
 //! and addresses are read.
 
 use super::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn status_mismatch_needs_code_and_kind_to_agree_whatever_the_message() {
@@ -55,7 +55,8 @@ fn one_unreadable_record_never_hides_the_others() {
         {"address": "t4", "created_ms": 4, "status": "done", "status_seq": 9},
     ]}))
     .unwrap();
-    let (records, unreadable) = read_records(listed);
+    let (records, unreadable, count) = read_records(listed);
+    assert_eq!(count, 2);
     let addresses: Vec<&str> = records.iter().map(|r| r.address.as_str()).collect();
     assert_eq!(addresses, ["t1", "t4"]);
     assert_eq!(unreadable.len(), 2);
@@ -76,7 +77,17 @@ fn addresses_are_opaque_bounded_and_printable() {
     for good in ["t1", "t1b", "machine/t7", "build-box.local/t12"] {
         assert_eq!(check_address(good), Ok(()), "{good}");
     }
-    for bad in ["", "t1\u{1b}", "t\u{202e}1", "t 1", "t\u{200b}1"] {
+    for bad in [
+        "",
+        "t1\u{1b}",
+        "t\u{202e}1",
+        "t 1",
+        "t\u{200b}1",
+        "t\u{3164}1",
+        "t1\u{301}",
+        "t\u{2800}",
+        "t1\u{fe0f}",
+    ] {
         assert!(check_address(bad).is_err(), "{bad:?}");
     }
     assert!(check_address(&"t".repeat(MAX_ADDRESS_CHARS + 1)).is_err());
@@ -103,4 +114,23 @@ fn send_params_spell_if_and_omit_it_when_unguarded() {
         serde_json::to_value(&unguarded).unwrap(),
         json!({"address":"t1","text":"hi","submit":true,"force":false})
     );
+}
+
+#[test]
+fn optional_fields_of_another_type_are_absent_and_unreadable_records_are_bounded() {
+    let odd = json!({"address": "t1", "created_ms": 1, "status": "idle", "status_seq": 1,
+        "rows": -1, "title": {"a": 1}, "finished_ms": "soon"});
+    let record: TerminalRecord = serde_json::from_value(odd).unwrap();
+    assert_eq!(
+        (record.rows, &record.title, record.finished_ms),
+        (None, &None, None)
+    );
+    let broken: Vec<Value> = (0..50)
+        .map(|i| json!({"address": format!("t{i}")}))
+        .collect();
+    let listed: ListResult = serde_json::from_value(json!({ "terminals": broken })).unwrap();
+    let (records, unreadable, count) = read_records(listed);
+    assert!(records.is_empty());
+    assert_eq!(unreadable.len(), MAX_UNREADABLE);
+    assert_eq!(count, 50);
 }

@@ -17,14 +17,14 @@ pub async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findi
     let Some(result) = call(model, &mut probe, findings, Ask::Hello, hello).await else {
         return;
     };
-    findings.version = result
-        .get("version")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    findings.core_id = result
-        .get("core_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let fact = |key: &str| {
+        result
+            .get(key)
+            .and_then(Value::as_str)
+            .map(|v| crate::escape::bounded(v, 128).into_owned())
+    };
+    findings.version = fact("version");
+    findings.core_id = fact("core_id");
     check_pins(&result, findings);
     let listed = call(
         model,
@@ -46,6 +46,9 @@ pub async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findi
         .map(str::to_owned)
         .collect();
     for address in &addresses {
+        if findings.lost {
+            return;
+        }
         findings.terminals += 1;
         let _ = call(
             model,
@@ -55,10 +58,15 @@ pub async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findi
             json!({"address": address}),
         )
         .await;
+        if findings.lost {
+            return;
+        }
         let params = json!({"address": address, "lines": 0});
         let _ = call(model, &mut probe, findings, Ask::Read, params).await;
     }
-    unknown_method(&mut probe, findings).await;
+    if !findings.lost {
+        unknown_method(&mut probe, findings).await;
+    }
 }
 
 /// The version is reported first, in the header; generation and framing
@@ -142,6 +150,7 @@ fn received_json(method: &str, received: Received, findings: &mut Findings) -> O
     let why = match received {
         Received::Json(value) => return Some(value),
         Received::NotJson { bytes, first } => {
+            findings.lost = true;
             findings.add(Difference::new(
                 Group::NotJson,
                 method,
@@ -158,11 +167,14 @@ fn received_json(method: &str, received: Received, findings: &mut Findings) -> O
         Received::TimedOut => "no reply within timeoutMs",
         Received::TooLarge => "the reply passed 1 MiB without a line end",
     };
+    findings.lost = true;
     findings.add(Difference::new(
         Group::Unreachable,
         method,
         "",
-        why.to_owned(),
+        format!(
+            "{why}; the check stops here (replies on this connection can no longer be paired with requests)"
+        ),
     ));
     None
 }
@@ -188,23 +200,31 @@ fn envelope(
     reply: Value,
     findings: &mut Findings,
 ) -> Option<Result<Value, Value>> {
-    let mut broken = |detail: String| {
+    let broken = |findings: &mut Findings, detail: String| {
         findings.add(Difference::new(Group::Envelope, method, "", detail));
     };
     if reply.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        broken("`jsonrpc` is not \"2.0\"".to_owned());
+        broken(findings, "`jsonrpc` is not \"2.0\"".to_owned());
     }
     if reply.get("id") != Some(&json!(id)) {
-        broken(format!(
-            "the reply's id is {}, the request's {id}",
-            shown(reply.get("id"))
-        ));
+        broken(
+            findings,
+            format!(
+                "the reply's id is {}, the request's {id}: it answers another request, so it is not compared, and the check stops here",
+                shown(reply.get("id"))
+            ),
+        );
+        findings.lost = true;
+        return None;
     }
     match (reply.get("result"), reply.get("error")) {
         (Some(result), None) => Some(Ok(result.clone())),
         (None, Some(error)) => Some(Err(error.clone())),
         _ => {
-            broken("not exactly one of `result` and `error`".to_owned());
+            broken(
+                findings,
+                "not exactly one of `result` and `error`".to_owned(),
+            );
             None
         }
     }

@@ -25,8 +25,31 @@ const MAX_REPLY_BYTES: usize = 1024 * 1024;
 pub const SHOWN_BYTES: usize = 32;
 /// The method asked to see how the core answers one it does not have.
 pub const UNKNOWN_METHOD: &str = "herdr_core_mcp.contract_probe";
-/// Fields whose values the record keeps only as length and digest.
-const PRIVATE_FIELDS: [&str; 4] = ["text", "title", "cwd", "argv"];
+/// Fields whose strings the record keeps as they are: the protocol's own
+/// words and the model's non-private facts. Every other string is kept
+/// only as its length and digest.
+const SHAREABLE_FIELDS: [&str; 20] = [
+    "jsonrpc",
+    "method",
+    "address",
+    "status",
+    "expected",
+    "actual",
+    "if",
+    "submit_key",
+    "program",
+    "app",
+    "state",
+    "core_id",
+    "version",
+    "framing",
+    "kind",
+    "message",
+    "name",
+    "no_reply",
+    "first_hex",
+    "id",
+];
 
 /// What the checker may ask: never a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,13 +107,7 @@ impl Probe {
     ) -> Result<Probe, String> {
         let record = match record {
             Some(path) => Some(
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(path)
+                open_record(path)
                     .map_err(|e| format!("cannot write the record {}: {e}", path.display()))?,
             ),
             None => None,
@@ -171,6 +188,25 @@ impl Probe {
     }
 }
 
+/// The record file: private (0600, whatever it was before), a regular
+/// file, opened without following a link or blocking on a FIFO.
+fn open_record(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::PermissionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
 fn not_json(bytes: &[u8]) -> Received {
     Received::NotJson {
         bytes: bytes.len(),
@@ -187,24 +223,27 @@ pub fn hex(bytes: &[u8]) -> String {
         .join(" ")
 }
 
-/// `message` with every private field's value replaced by its length and
-/// SHA-256: screens, titles, cwds and argv stay on this machine.
+/// `message` with every string kept only when its key is one the model
+/// names as not private (addresses, statuses, numbers, the handshake's
+/// facts, error codes and kinds); every other string (screens, titles,
+/// cwds, argv, a foreground command line, labels, hints: anything a core
+/// may add) is replaced by its length and SHA-256, so the record can be
+/// shared. Objects and arrays keep their shape.
 pub fn redacted(message: &Value) -> Value {
-    match message {
+    redacted_under(None, message)
+}
+
+fn redacted_under(key: Option<&str>, value: &Value) -> Value {
+    match value {
         Value::Object(fields) => Value::Object(
             fields
                 .iter()
-                .map(|(key, value)| {
-                    let value = if PRIVATE_FIELDS.contains(&key.as_str()) && !value.is_null() {
-                        digest_of(value)
-                    } else {
-                        redacted(value)
-                    };
-                    (key.clone(), value)
-                })
+                .map(|(k, v)| (k.clone(), redacted_under(Some(k), v)))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redacted_under(key, v)).collect()),
+        Value::String(_) if key.is_some_and(|k| SHAREABLE_FIELDS.contains(&k)) => value.clone(),
+        Value::String(_) => digest_of(value),
         other => other.clone(),
     }
 }
@@ -228,10 +267,18 @@ mod tests {
     #[test]
     fn the_record_keeps_no_screen_title_cwd_or_argv() {
         let reply = json!({"result": {"terminals": [{"address": "t1", "title": "secret title",
-            "cwd": "/home/ana/secret", "argv": ["claude", "--key", "k"], "status": "idle"}],
+            "cwd": "/home/ana/secret", "argv": ["claude", "--key", "k"], "status": "idle",
+            "foreground": "vim secret-plan.txt", "labels": {"team": "secret-team"}}],
             "text": "a screen with a password"}});
         let shown = redacted(&reply).to_string();
-        for private in ["secret title", "/home/ana/secret", "--key", "password"] {
+        for private in [
+            "secret title",
+            "/home/ana/secret",
+            "--key",
+            "password",
+            "secret-plan",
+            "secret-team",
+        ] {
             assert!(!shown.contains(private), "{private} in {shown}");
         }
         assert!(shown.contains(r#""address":"t1""#) && shown.contains(r#""status":"idle""#));

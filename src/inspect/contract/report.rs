@@ -21,6 +21,9 @@ pub struct Findings {
     pub core_id: Option<String>,
     pub calls: BTreeMap<&'static str, usize>,
     pub terminals: usize,
+    /// The connection stopped pairing replies with requests (no reply, a
+    /// line that is not JSON, another id): nothing more was asked.
+    pub lost: bool,
 }
 
 impl Findings {

@@ -34,6 +34,7 @@ use super::challenges::Challenges;
 use super::gate::Denial;
 use crate::caller::Caller;
 use crate::escape::printable;
+use crate::hc::wire::check_address;
 use crate::tools::{PROTOCOL_VERSIONS, Tools, send_prompt};
 use crate::transport::guard::{self, Reply, Screened};
 
@@ -149,13 +150,20 @@ fn send_without_scope(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Respo
     let challenges = parts.extensions.get::<Arc<Challenges>>()?;
     let arguments = params.arguments.unwrap_or(Value::Null);
     let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
-    send_prompt::record_refused_for_scope(
-        tools,
-        text("address"),
-        text("text"),
-        arguments.get("created_ms").and_then(Value::as_i64),
-        caller,
-    );
+    // The address as the client wrote it only when it is one a terminal
+    // can have (bounded, printable); else only its length.
+    let address = text("address");
+    let (address, created_ms) = match check_address(address) {
+        Ok(()) => (
+            address.to_owned(),
+            arguments.get("created_ms").and_then(Value::as_i64),
+        ),
+        Err(_) => (
+            format!("(invalid, {} chars)", address.chars().count()),
+            None,
+        ),
+    };
+    send_prompt::record_refused_for_scope(tools, &address, text("text"), created_ms, caller);
     Some(challenges.insufficient_send())
 }
 
