@@ -127,8 +127,13 @@ impl Terminal {
 
     /// A lightweight idle record: no program, no screen, status `idle`.
     pub fn idle_record(address: String, created_ms: u64, cwd: String) -> Self {
+        Self::programless(address, created_ms, cwd, Status::Idle)
+    }
+
+    /// A record with no program and no screen, in `status`.
+    fn programless(address: String, created_ms: u64, cwd: String, status: Status) -> Self {
         let state = State {
-            status: Status::Idle,
+            status,
             status_seq: 1,
             program: IDLE_RECORD_PROGRAM.to_string(),
             exit: None,
@@ -147,16 +152,7 @@ impl Terminal {
         cwd: String,
         word: &'static str,
     ) -> Self {
-        let state = State {
-            status: Status::Unknown,
-            status_seq: 1,
-            program: IDLE_RECORD_PROGRAM.to_string(),
-            exit: None,
-            last_input: None,
-            output_bytes: 0,
-            screen: None,
-        };
-        let mut terminal = Self::new(address, created_ms, cwd, Backend::Sink, state);
+        let mut terminal = Self::programless(address, created_ms, cwd, Status::Unknown);
         terminal.shown_status = Some(word);
         terminal
     }

@@ -8,9 +8,12 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, StatusCode};
 
-use super::gate::RefusedBecause;
 use crate::transport::Authenticator;
 use crate::transport::oauth::Rejection;
+
+/// What a refusal says in the log: the reason, never the token or a claim.
+#[derive(Debug, Clone)]
+pub struct RefusedBecause(pub String);
 
 /// The `WWW-Authenticate` challenges and the short bodies of 401 and 403:
 /// in oauth mode they name the metadata URL and the scope needed (MCP

@@ -187,10 +187,6 @@ fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
 #[derive(Debug, Clone, Copy)]
 pub struct PeerAddr(pub IpAddr);
 
-/// What a refusal says in the log: the reason, never the token or a claim.
-#[derive(Debug, Clone)]
-pub struct RefusedBecause(pub String);
-
 /// The gate as axum middleware.
 /// A request that passes proves its connection (see `slots`).
 ///

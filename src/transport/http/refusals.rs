@@ -70,7 +70,7 @@ pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Nex
     let status = response.status();
     let because = response
         .extensions()
-        .get::<super::gate::RefusedBecause>()
+        .get::<super::challenges::RefusedBecause>()
         .map(|b| b.0.as_str());
     if let Some(reason) = because.or_else(|| reason(status)) {
         if log.limiter.check().is_ok() {
