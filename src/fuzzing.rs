@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use crate::config::{Config, RawConfig, Transport};
 use crate::hc::CoreId;
 use crate::hc::conn::Connection;
-use crate::hc::framing::{Reply, parse_reply, rpc_error};
+use crate::hc::framing::{RpcReply, parse_reply, rpc_error};
 use crate::hc::wire::{
     self, GetParams, Hello, ListResult, Method, ReadResult, SendResult, TerminalRecord,
 };
@@ -69,7 +69,7 @@ pub fn hc_reply(data: &[u8]) {
         "{shown}"
     );
     match reply {
-        Reply::Result(raw) => {
+        RpcReply::Result(raw) => {
             // Every result shape the adapter decodes; none may panic.
             let text = raw.get();
             let _ = serde_json::from_str::<Hello>(text);
@@ -78,7 +78,7 @@ pub fn hc_reply(data: &[u8]) {
             let _ = serde_json::from_str::<ReadResult>(text);
             let _ = serde_json::from_str::<SendResult>(text);
         }
-        Reply::Error(error) => {
+        RpcReply::Error(error) => {
             let error = rpc_error(Method::Send, &error);
             let _ = error.to_string();
             if let Some(kind) = error.hc_kind() {

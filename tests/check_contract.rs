@@ -9,8 +9,16 @@ use serde_json::{Value, json};
 
 use crate::support::{Sim, SimOptions, run_adapter};
 
+/// `inspect-core --check-contract` with `extra` flags against `sim`; it
+/// must send nothing to any terminal.
 fn check(sim: &Sim, extra: &[&str]) -> (i32, String, String) {
-    let config = sim.config(json!({}));
+    let answer = check_config(&sim.config(json!({})), extra);
+    assert_eq!(sim.calls("terminal.send"), 0, "the check sent something");
+    answer
+}
+
+/// `inspect-core --check-contract` with `extra` flags and the config at `config`.
+fn check_config(config: &std::path::Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "inspect-core",
         "--config",
@@ -18,9 +26,7 @@ fn check(sim: &Sim, extra: &[&str]) -> (i32, String, String) {
         "--check-contract",
     ];
     args.extend_from_slice(extra);
-    let (code, out, err) = run_adapter(&args, &[]);
-    assert_eq!(sim.calls("terminal.send"), 0, "the check sent something");
-    (code, out, err)
+    run_adapter(&args, &[])
 }
 
 #[test]
@@ -190,15 +196,7 @@ fn a_core_that_cannot_be_reached_is_a_runtime_failure() {
         dir.path(),
         &json!({"socketPath": dir.path().join("no-hc.sock")}),
     );
-    let (code, out, _) = run_adapter(
-        &[
-            "inspect-core",
-            "--config",
-            config.to_str().unwrap(),
-            "--check-contract",
-        ],
-        &[],
-    );
+    let (code, out, _) = check_config(&config, &[]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("the core could not be reached"), "{out}");
 }
@@ -210,16 +208,8 @@ fn a_core_that_stops_answering_ends_the_check_at_that_call() {
         faults: vec!["no-reply:terminal.read".to_owned()],
         ..SimOptions::default()
     });
-    let config = sim.config(json!({"timeoutMs": 300}));
-    let (code, out, _) = run_adapter(
-        &[
-            "inspect-core",
-            "--config",
-            config.to_str().unwrap(),
-            "--check-contract",
-        ],
-        &[],
-    );
+    let (code, out, _) = check_config(&sim.config(json!({"timeoutMs": 300})), &[]);
+    assert_eq!(sim.calls("terminal.send"), 0, "the check sent something");
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("terminal.read: no reply within timeoutMs; the check stops here"),

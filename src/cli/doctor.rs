@@ -16,14 +16,14 @@ use crate::transport::auth::{BearerToken, TokenError};
 
 /// What `doctor` found: one entry per check, and how many failed.
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct Checkup {
     entries: Vec<(&'static str, String, String)>,
     pub failed: usize,
     /// `--config` as the operator gave it, repeated in the fixes shown.
     config_flag: String,
 }
 
-impl Report {
+impl Checkup {
     fn line(&mut self, mark: &'static str, check: &str, detail: &str) {
         self.entries
             .push((mark, check.to_owned(), printable(detail).into_owned()));
@@ -79,12 +79,12 @@ impl Report {
     }
 }
 
-pub async fn run(path: &Path, config_flag: Option<&Path>) -> Report {
-    let mut report = Report {
+pub async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
+    let mut report = Checkup {
         config_flag: config_flag.map_or(String::new(), |p| {
             format!(" --config {}", printable(&p.display().to_string()))
         }),
-        ..Report::default()
+        ..Checkup::default()
     };
     let config = match Config::load(path) {
         Ok(config) => config,
@@ -154,7 +154,7 @@ pub async fn run(path: &Path, config_flag: Option<&Path>) -> Report {
     report
 }
 
-async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
+async fn check_http(report: &mut Checkup, http: &HttpConfig, path: &Path) {
     // The serves of this config, looked up once for the token and port lines.
     let serving = super::reload::serving(path);
     match http.auth() {
@@ -221,7 +221,7 @@ async fn check_http(report: &mut Report, http: &HttpConfig, path: &Path) {
 
 /// OAuth mode: the issuer's metadata and keys as `serve` fetches them, the
 /// resource clients are told, and the scopes.
-async fn check_oauth(report: &mut Report, http: &HttpConfig, oauth: &OAuthConfig) {
+async fn check_oauth(report: &mut Checkup, http: &HttpConfig, oauth: &OAuthConfig) {
     match crate::transport::oauth::probe(oauth).await {
         Ok(keys) => {
             report.ok(
@@ -303,7 +303,7 @@ fn pid_list(pids: &[u32]) -> String {
         .join(", ")
 }
 
-fn check_core(report: &mut Report, config: &Config, live: &str) {
+fn check_core(report: &mut Checkup, config: &Config, live: &str) {
     match config.core_id() {
         Some(id) if id.as_str() == live => report.ok("coreId", format!("matches hc's core_id {live}")),
         Some(id) => report.fail(
@@ -325,7 +325,7 @@ fn check_core(report: &mut Report, config: &Config, live: &str) {
     }
 }
 
-fn check_approvals(report: &mut Report, config: &Config, terminals: &[TerminalRecord]) {
+fn check_approvals(report: &mut Checkup, config: &Config, terminals: &[TerminalRecord]) {
     let mut approvals: Vec<_> = config.approvals().collect();
     approvals.sort_by(|(a, _), (b, _)| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let flag = report.config_flag.clone();

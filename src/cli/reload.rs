@@ -56,7 +56,7 @@ pub enum ReloadError {
 
 /// What `reload` prints, one line per serve, and how it ended.
 #[derive(Debug)]
-pub struct Report {
+pub struct Reloaded {
     pub text: String,
     pub outcome: Result<(), ReloadError>,
 }
@@ -216,7 +216,7 @@ pub fn started_s(pid: u32) -> Option<u64> {
 }
 
 /// Signals every serve of `path`, and reports each.
-pub fn run(path: &Path) -> Report {
+pub fn run(path: &Path) -> Reloaded {
     let wanted = real(path);
     let shown = printable(&wanted.display().to_string()).into_owned();
     let found = serving(path);
@@ -255,7 +255,7 @@ pub fn run(path: &Path) -> Report {
     } else {
         Ok(())
     };
-    Report { text, outcome }
+    Reloaded { text, outcome }
 }
 
 /// SIGHUP to `pid`.

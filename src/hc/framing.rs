@@ -135,9 +135,9 @@ impl Framed {
             self.protocol(method, detail)
         });
         let outcome = match parsed {
-            Ok(Reply::Result(raw)) => serde_json::from_str::<R>(raw.get())
+            Ok(RpcReply::Result(raw)) => serde_json::from_str::<R>(raw.get())
                 .map_err(|e| self.protocol(method, format!("result has the wrong shape: {e}"))),
-            Ok(Reply::Error(err)) => Err(rpc_error(method, &err)),
+            Ok(RpcReply::Error(err)) => Err(rpc_error(method, &err)),
             Err(e) => Err(e),
         };
         if self.line.capacity() > KEEP_LINE_CAPACITY_BYTES {
@@ -232,7 +232,7 @@ pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
     }
 }
 
-pub(crate) enum Reply<'a> {
+pub(crate) enum RpcReply<'a> {
     Result(&'a RawValue),
     Error(ErrorObject<'a>),
 }
@@ -259,7 +259,7 @@ where
     T::deserialize(deserializer).map(Some)
 }
 
-pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, String> {
+pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<RpcReply<'_>, String> {
     let text = std::str::from_utf8(line).map_err(|_| "reply is not UTF-8".to_owned())?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
@@ -286,8 +286,8 @@ pub(crate) fn parse_reply(line: &[u8], expected_id: u64) -> Result<Reply<'_>, St
         None => return Err("reply has no id".into()),
     }
     match (envelope.result, envelope.error) {
-        (Some(result), None) => Ok(Reply::Result(result)),
-        (None, Some(error)) => Ok(Reply::Error(error)),
+        (Some(result), None) => Ok(RpcReply::Result(result)),
+        (None, Some(error)) => Ok(RpcReply::Error(error)),
         (Some(_), Some(_)) => Err("reply has both result and error".into()),
         (None, None) => Err("reply has neither result nor error".into()),
     }
@@ -307,8 +307,8 @@ mod tests {
 
     fn parse(line: &str, id: u64) -> Result<&'static str, String> {
         parse_reply(line.as_bytes(), id).map(|r| match r {
-            Reply::Result(_) => "result",
-            Reply::Error(_) => "error",
+            RpcReply::Result(_) => "result",
+            RpcReply::Error(_) => "error",
         })
     }
 

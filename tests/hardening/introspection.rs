@@ -13,13 +13,9 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::oauth_mode::{RESOURCE, approved_sim, bind, initialize, oauth_config, post, send_call};
-use crate::support::idp::{Idp, IdpOptions, TEST_CLIENT};
+use crate::support::idp::{INTROSPECT_ENV, Idp, IdpOptions};
 use crate::support::mcp::{self, READ_TEST_TOKEN};
 
-const INTROSPECT_ENV: [(&str, &str); 2] = [
-    ("HERDR_TEST_INTROSPECT_ID", TEST_CLIENT.0),
-    ("HERDR_TEST_INTROSPECT_SECRET", TEST_CLIENT.1),
-];
 /// How slow the introspection endpoint is made (as the review measured).
 const SLOW_IDP_MS: u64 = 2_500;
 /// Connections in the flood, each with a made-up opaque token.
@@ -39,14 +35,7 @@ async fn world(dir: &std::path::Path) -> (crate::support::Sim, Idp, mcp::HttpAda
         },
     )
     .await;
-    let auth = json!({
-        "mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE,
-        "introspection": {
-            "endpoint": format!("{}/token/introspection", idp.issuer),
-            "clientIdEnv": INTROSPECT_ENV[0].0,
-            "clientSecretEnv": INTROSPECT_ENV[1].0,
-        },
-    });
+    let auth = idp.introspecting_auth(RESOURCE);
     let log = dir.join("adapter.stderr");
     let mut adapter = mcp::http_env(
         |port| oauth_config(&sim, &approvals, port, auth.clone()),

@@ -3,7 +3,6 @@
 //! from the environment variables the config names.
 
 use reqwest::StatusCode;
-use serde_json::json;
 
 use super::{RESOURCE, approved_sim, bind, oauth_config, post, send_call};
 use crate::support::idp::{Idp, IdpOptions, TEST_CLIENT};
@@ -22,14 +21,7 @@ async fn opaque_tokens_are_introspected_and_judged_like_jwts() {
         },
     )
     .await;
-    let auth = json!({
-        "mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE,
-        "introspection": {
-            "endpoint": format!("{}/token/introspection", idp.issuer),
-            "clientIdEnv": "HERDR_TEST_INTROSPECT_ID",
-            "clientSecretEnv": "HERDR_TEST_INTROSPECT_SECRET",
-        },
-    });
+    let auth = idp.introspecting_auth(RESOURCE);
     // Without its credentials in the environment, serve refuses to start.
     let config = oauth_config(&sim, &approvals, 1, auth.clone());
     let (code, _, stderr) = run_adapter(&["serve", "--config", config.to_str().unwrap()], &[]);
@@ -43,10 +35,7 @@ async fn opaque_tokens_are_introspected_and_judged_like_jwts() {
     let mut adapter = mcp::http_env(
         |port| oauth_config(&sim, &approvals, port, auth.clone()),
         &log,
-        &[
-            ("HERDR_TEST_INTROSPECT_ID", TEST_CLIENT.0),
-            ("HERDR_TEST_INTROSPECT_SECRET", TEST_CLIENT.1),
-        ],
+        &crate::support::idp::INTROSPECT_ENV,
     )
     .await;
     adapter.ready().await;

@@ -16,6 +16,12 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The confidential client the provider registers for tests.
 pub const TEST_CLIENT: (&str, &str) = ("herdr-tests", "herdr-tests-secret-0123456789abcdef");
+/// The variables that hold the resource server's introspection client
+/// credentials in the tests, and their values (the test client's).
+pub const INTROSPECT_ENV: [(&str, &str); 2] = [
+    ("HERDR_TEST_INTROSPECT_ID", TEST_CLIENT.0),
+    ("HERDR_TEST_INTROSPECT_SECRET", TEST_CLIENT.1),
+];
 /// Another resource the same provider issues tokens for.
 pub const OTHER_RESOURCE: &str = "http://127.0.0.1:1/other";
 
@@ -173,6 +179,19 @@ impl Idp {
         )
         .unwrap();
         jsonwebtoken::encode(&header, &full_claims, &signing).unwrap()
+    }
+
+    /// `http.auth` in oauth mode for `resource`, trusting this provider,
+    /// opaque tokens introspected at its endpoint with [`INTROSPECT_ENV`].
+    pub fn introspecting_auth(&self, resource: &str) -> Value {
+        json!({
+            "mode": "oauth", "issuer": self.issuer, "resource": resource,
+            "introspection": {
+                "endpoint": format!("{}/token/introspection", self.issuer),
+                "clientIdEnv": INTROSPECT_ENV[0].0,
+                "clientSecretEnv": INTROSPECT_ENV[1].0,
+            },
+        })
     }
 
     /// Asks it to delay every later answer by `ms`.

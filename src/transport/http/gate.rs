@@ -24,7 +24,7 @@ use super::slots::Slot;
 use crate::caller::Caller;
 use crate::config::HttpConfig;
 use crate::transport::Authenticator;
-use crate::transport::oauth::{Reach, Verdict};
+use crate::transport::oauth::{Reach, TokenVerdict};
 
 /// The protected-resource metadata paths (RFC 9728): the document in oauth
 /// mode, 404 without a challenge in token mode.
@@ -122,8 +122,8 @@ impl Gate {
                     slot.set_waiting_on_idp(false);
                 }
                 match verdict {
-                    Ok(Verdict::Caller(caller)) => caller,
-                    Ok(Verdict::NoScope) => return Err(self.challenges.insufficient_read()),
+                    Ok(TokenVerdict::Caller(caller)) => caller,
+                    Ok(TokenVerdict::NoScope) => return Err(self.challenges.insufficient_read()),
                     Err(rejection) if rejection.is_transient() => {
                         return Err(retry_later(rejection));
                     }

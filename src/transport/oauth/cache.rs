@@ -6,19 +6,19 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::Verdict;
+use super::TokenVerdict;
 
 /// Tokens remembered at most.
 pub const MAX_ENTRIES: usize = 1024;
 
 #[derive(Default)]
 pub struct TokenCache {
-    entries: Mutex<HashMap<[u8; 32], (Verdict, u64)>>,
+    entries: Mutex<HashMap<[u8; 32], (TokenVerdict, u64)>>,
 }
 
 impl TokenCache {
     /// The verdict on a token seen before, while it has not expired.
-    pub fn get(&self, digest: &[u8; 32], now: u64) -> Option<Verdict> {
+    pub fn get(&self, digest: &[u8; 32], now: u64) -> Option<TokenVerdict> {
         let mut entries = self.entries.lock().expect("token cache lock");
         match entries.get(digest) {
             Some((verdict, exp)) if now < *exp => Some(verdict.clone()),
@@ -32,7 +32,7 @@ impl TokenCache {
 
     /// Remembers a verdict until `exp` (seconds since the epoch). When full,
     /// expired entries go first, then the one closest to expiry.
-    pub fn put(&self, digest: [u8; 32], verdict: Verdict, exp: u64, now: u64) {
+    pub fn put(&self, digest: [u8; 32], verdict: TokenVerdict, exp: u64, now: u64) {
         if exp <= now {
             return;
         }
@@ -56,13 +56,13 @@ mod tests {
     #[test]
     fn entries_expire_and_the_cache_stays_bounded() {
         let cache = TokenCache::default();
-        cache.put([1; 32], Verdict::NoScope, 100, 50);
-        assert_eq!(cache.get(&[1; 32], 99), Some(Verdict::NoScope));
+        cache.put([1; 32], TokenVerdict::NoScope, 100, 50);
+        assert_eq!(cache.get(&[1; 32], 99), Some(TokenVerdict::NoScope));
         assert_eq!(cache.get(&[1; 32], 100), None, "expired at exp");
         for i in 0..(MAX_ENTRIES + 10) {
             let mut digest = [0; 32];
             digest[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            cache.put(digest, Verdict::NoScope, 1_000 + i as u64, 0);
+            cache.put(digest, TokenVerdict::NoScope, 1_000 + i as u64, 0);
         }
         assert_eq!(cache.entries.lock().unwrap().len(), MAX_ENTRIES);
         // The soonest to expire went first.

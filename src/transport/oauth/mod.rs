@@ -160,7 +160,7 @@ pub struct Granted {
 /// A token's verdict: a caller, or a token valid for none of this
 /// server's scopes (answered 403 `insufficient_scope`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum TokenVerdict {
     Caller(Caller),
     NoScope,
 }
@@ -241,7 +241,7 @@ impl ResourceServer {
         token: &str,
         peer: Option<std::net::IpAddr>,
         reach: Reach,
-    ) -> Result<Verdict, Rejection> {
+    ) -> Result<TokenVerdict, Rejection> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
@@ -269,13 +269,13 @@ impl ResourceServer {
 
     /// The read scope allows the read tools; the send scope allows
     /// `send_prompt` as well.
-    fn verdict(&self, granted: &Granted) -> Verdict {
+    fn verdict(&self, granted: &Granted) -> TokenVerdict {
         let has = |scope: &str| granted.scopes.iter().any(|s| s == scope);
         let may_send = has(self.config.send_scope());
         if !may_send && !has(self.config.read_scope()) {
-            return Verdict::NoScope;
+            return TokenVerdict::NoScope;
         }
-        Verdict::Caller(Caller::oauth(
+        TokenVerdict::Caller(Caller::oauth(
             granted.sub.as_deref(),
             granted.client_id.as_deref(),
             may_send,
