@@ -106,40 +106,56 @@ async fn a_thousand_concurrent_unauthenticated_posts_all_get_401() {
 }
 
 /// Idle sockets that never send a byte, held open (and opened again when
-/// the server closes them) until the returned guard is dropped.
+/// the server closes them) until the returned guard is dropped. They run on
+/// a thread and runtime of their own, as a flood from another process
+/// would: the test's own client is never queued behind the crowd's tasks.
 fn hold_idle_sockets(port: u16, count: usize) -> IdleSockets {
     let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = Arc::clone(&connected);
-    let task = tokio::spawn(async move {
-        let mut held = tokio::task::JoinSet::new();
-        for _ in 0..count {
-            let counter = Arc::clone(&counter);
-            held.spawn(async move {
-                let mut first = true;
-                loop {
-                    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
-                        // Backlog full: back off, not spin.
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    };
-                    if std::mem::take(&mut first) {
-                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("the crowd's runtime");
+        runtime.block_on(async move {
+            let mut held = tokio::task::JoinSet::new();
+            for _ in 0..count {
+                let counter = Arc::clone(&counter);
+                held.spawn(async move {
+                    let mut first = true;
+                    loop {
+                        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
+                            // Backlog full: back off, not spin.
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            continue;
+                        };
+                        if std::mem::take(&mut first) {
+                            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        let mut buf = [0u8; 64];
+                        // Returns when the server closes it; then connect again.
+                        while matches!(stream.read(&mut buf).await, Ok(1..)) {}
                     }
-                    let mut buf = [0u8; 64];
-                    // Returns when the server closes it; then connect again.
-                    while matches!(stream.read(&mut buf).await, Ok(1..)) {}
-                }
-            });
-        }
-        while held.join_next().await.is_some() {}
+                });
+            }
+            // Dropping the set (and the runtime) closes every socket.
+            let _ = stopped.await;
+            held.abort_all();
+        });
     });
-    IdleSockets { task, connected }
+    IdleSockets {
+        stop: Some(stop),
+        thread: Some(thread),
+        connected,
+    }
 }
 
-/// The idle-socket crowd: its task, and how many of its sockets have
+/// The idle-socket crowd: its thread, and how many of its sockets have
 /// connected at least once.
 struct IdleSockets {
-    task: tokio::task::JoinHandle<()>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
     connected: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -152,8 +168,20 @@ impl IdleSockets {
         .await;
     }
 
-    fn abort(&self) {
-        self.task.abort();
+    /// Stops the crowd and closes its sockets.
+    fn abort(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for IdleSockets {
+    fn drop(&mut self) {
+        self.abort();
     }
 }
 
@@ -164,7 +192,7 @@ async fn idle_unauthenticated_sockets_cannot_starve_an_authorised_client() {
     let sim = Sim::start(SimOptions::default());
     let adapter = serve_http(&sim, json!({})).await;
     let port = adapter.port;
-    let holder = hold_idle_sockets(port, IDLE);
+    let mut holder = hold_idle_sockets(port, IDLE);
     holder.all_connected(IDLE).await;
     let mut worst = Duration::ZERO;
     for _ in 0..10 {
@@ -204,7 +232,7 @@ async fn a_flood_under_a_low_descriptor_limit_neither_starves_clients_nor_spins(
     )
     .await;
     let (port, pid) = (adapter.port, adapter.child.id().expect("adapter pid"));
-    let holder = hold_idle_sockets(port, IDLE);
+    let mut holder = hold_idle_sockets(port, IDLE);
     crate::support::eventually("the idle sockets to take their share", || {
         (open_fds(pid) >= 40).then_some(())
     })
