@@ -15,9 +15,8 @@
 //! - [`cli`]: the subcommands, their wiring, and exit codes.
 
 pub mod app;
-pub mod approve;
 pub mod audit;
-pub mod caller;
+pub(crate) mod caller;
 pub mod cli;
 pub mod config;
 pub mod escape;
@@ -25,9 +24,9 @@ pub mod escape;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hc;
-pub mod inspect;
-pub mod json_keys;
+pub(crate) mod json_keys;
 pub mod logging;
+pub mod ops;
 pub mod serve;
 pub mod tools;
 pub mod transport;

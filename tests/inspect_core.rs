@@ -6,7 +6,7 @@ use std::time::Duration;
 use herdr_core_mcp::config::Approval;
 use herdr_core_mcp::hc::HcClient;
 use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
-use herdr_core_mcp::inspect::{render_json, render_table};
+use herdr_core_mcp::ops::inspect::{render_json, render_table};
 use serde_json::{Value, json};
 
 use crate::core_client::wait_status;

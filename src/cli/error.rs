@@ -4,13 +4,13 @@
 
 use std::net::SocketAddr;
 
-use crate::approve::ApproveError;
+use crate::ops::approve::ApproveError;
 use crate::audit::AuditError;
 use crate::config::ConfigError;
 use crate::hc::CoreError;
 use crate::serve::ServeError;
-use crate::transport::auth::{ReadTokenError, TokenError};
-use crate::transport::oauth::StartError;
+use crate::transport::http::auth::tokens::{ReadTokenError, TokenError};
+use crate::transport::http::auth::oauth::StartError;
 
 /// Why a command failed, already worded for the operator.
 #[derive(Debug, thiserror::Error)]
@@ -66,8 +66,8 @@ pub enum Error {
     NoDefaultConfig,
     /// `init` cannot write the config it was asked for (the message says
     /// why and what to do).
-    #[error("{0}")]
-    Init(String),
+    #[error(transparent)]
+    Setup(#[from] crate::ops::setup::SetupError),
     /// `doctor` found problems (its lines say which, and the fixes).
     #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
     Doctor { failed: usize },
@@ -79,10 +79,10 @@ pub enum Error {
     /// `inspect-core --check-contract` could not run (a bad --schema or
     /// --record).
     #[error(transparent)]
-    Check(#[from] crate::inspect::contract::CheckError),
+    Check(#[from] crate::ops::inspect::contract::CheckError),
     /// `reload` found nothing to signal, or could not signal.
     #[error(transparent)]
-    Reload(#[from] super::reload::ReloadError),
+    Reload(#[from] crate::ops::reload::ReloadError),
 }
 
 impl Error {
@@ -97,7 +97,7 @@ impl Error {
             | Error::Audit(_)
             | Error::Inherit(_)
             | Error::NoDefaultConfig
-            | Error::Init(_)
+            | Error::Setup(_)
             | Error::Check(_) => USAGE,
             Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)

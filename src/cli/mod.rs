@@ -1,14 +1,12 @@
 //! The command line: the subcommands and their flags (`clap`), what each
-//! runs (`run`, with the operator's `doctor` and `reload` in their own
-//! files), and the one error type of a whole command with its exit code
-//! (`error`: 0 ok, 2 usage or config error, 1 runtime failure).
+//! runs (`run`: the server, or one of the operator's commands in
+//! [`crate::ops`]), the man page and completions (`manual`), and the one
+//! error type of a whole command with its exit code (`error`: 0 ok, 2 usage
+//! or config error, 1 runtime failure).
 
-mod doctor;
 mod error;
-mod generated;
-mod reload;
+mod manual;
 mod run;
-mod setup;
 
 pub use error::Error;
 pub use run::run;
@@ -22,10 +20,6 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::config::SendMode;
 use crate::hc::wire::PINNED_VERSION;
 use crate::tools::PROTOCOL_VERSIONS;
-
-/// Where the config is when `--config` is not given, under the XDG config
-/// directory (`$XDG_CONFIG_HOME`, else `~/.config`).
-pub const DEFAULT_CONFIG: &str = "herdr-core-mcp/config.json";
 
 #[derive(Debug, Parser)]
 #[command(

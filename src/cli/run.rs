@@ -11,15 +11,17 @@ use std::sync::Arc;
 use tokio::signal::unix::SignalKind;
 
 use super::error::Error;
-use super::{Command, ConfigArg, DEFAULT_CONFIG, doctor, reload};
+use super::{Command, ConfigArg};
 use crate::app::App;
 use crate::audit::Audit;
 use crate::config::{Config, HttpAuth, HttpConfig, Transport};
-use crate::transport::auth::BearerToken;
-use crate::transport::oauth::ResourceServer;
+use crate::transport::http::auth::tokens::BearerToken;
+use crate::transport::http::auth::oauth::ResourceServer;
 use crate::transport::stdio::Pipes;
-use crate::transport::{Authenticator, Endpoint, HttpEndpoint};
-use crate::{approve, inspect, serve};
+use crate::transport::Endpoint;
+use crate::transport::http::{HttpEndpoint, auth::Authenticator};
+use crate::ops::{approve, doctor, inspect, reload, setup};
+use crate::serve;
 
 /// Runs one command to completion.
 pub async fn run(command: Command) -> Result<(), Error> {
@@ -99,18 +101,18 @@ pub async fn run(command: Command) -> Result<(), Error> {
             config,
             socket,
             transport,
-        } => super::setup::init(
+        } => setup::init(
             &config.resolve()?,
             socket,
             transport == "http",
             config.config.as_deref(),
         )?,
-        Command::Status { json } => super::setup::status(json),
+        Command::Status { json } => setup::status(json),
         Command::Completions { shell } => {
-            super::generated::completion(shell, super::reference_command())
+            super::manual::completion(shell, super::reference_command())
         }
         Command::Man => {
-            let page = super::generated::man(super::reference_command()).map_err(Error::Output)?;
+            let page = super::manual::man(super::reference_command()).map_err(Error::Output)?;
             String::from_utf8_lossy(&page).into_owned()
         }
     };
@@ -135,16 +137,9 @@ impl ConfigArg {
     }
 }
 
-/// `$XDG_CONFIG_HOME/herdr-core-mcp/config.json`, else under `~/.config`.
+/// The default config under this process's environment.
 pub(super) fn default_config() -> Option<PathBuf> {
-    let absolute = |var: &str| {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    let base =
-        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
-    Some(base.join(DEFAULT_CONFIG))
+    crate::config::default_path(|name| std::env::var_os(name).map(PathBuf::from))
 }
 
 async fn serve(config_path: &Path) -> Result<(), Error> {

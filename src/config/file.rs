@@ -14,6 +14,21 @@ use std::path::{Path, PathBuf};
 
 use super::ConfigError;
 
+/// Where the config is when `--config` is not given, under the XDG config
+/// directory (`$XDG_CONFIG_HOME`, else `~/.config`).
+pub const DEFAULT_PATH: &str = "herdr-core-mcp/config.json";
+
+/// The default config ([`DEFAULT_PATH`]) under the environment `var`
+/// reads (this process's, or another's from `/proc`): under
+/// `$XDG_CONFIG_HOME`, else `$HOME/.config`; a relative value counts as
+/// unset, as the XDG rules say.
+pub fn default_path(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).filter(|p| p.is_absolute());
+    let base =
+        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
+    Some(base.join(DEFAULT_PATH))
+}
+
 /// Config files bigger than this are not configs; refuse before parsing.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Write permission for group or others.

@@ -2,7 +2,7 @@
 //! refuses unknown keys (`raw`), read only after its permissions are checked
 //! (`file`), then validated by `TryFrom` into a [`Config`] whose fields are
 //! private, so an unvalidated one cannot be built. The bearer token is not
-//! here: it comes only from the environment (see `transport::auth`).
+//! here: it comes only from the environment (see `transport::http::auth::tokens`).
 
 mod auth;
 mod file;
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hc::CoreId;
 pub use auth::{HttpAuth, Introspection, OAuthConfig, RawAuth, is_loopback};
-pub use file::{Checked, read_checked, replace};
+pub use file::{Checked, DEFAULT_PATH, default_path, read_checked, replace};
 pub(crate) use file::{check_directories, current_uid};
 pub use http::HttpConfig;
 pub use lock::{ConfigLock, LockError, lock};

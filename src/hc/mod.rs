@@ -4,12 +4,12 @@
 //! `client` the typed calls the rest of the adapter uses. Ground floor: it
 //! imports nothing of the adapter above it.
 
-pub mod client;
+pub(crate) mod client;
 pub mod conn;
 mod core_id;
-pub mod error;
-pub mod framing;
-pub mod pool;
+pub(crate) mod error;
+pub(crate) mod framing;
+pub(crate) mod pool;
 pub mod wire;
 
 pub use client::{Answer, HcClient, SendError, SendRequest};

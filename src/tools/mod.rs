@@ -6,18 +6,18 @@
 //! and `escape`; nothing below imports from here.
 
 mod arguments;
-pub mod cursor;
-pub mod error;
-pub mod list_sessions;
-pub mod read_output;
-pub mod schema;
-pub mod send_locks;
-pub mod send_prompt;
+pub(crate) mod cursor;
+pub(crate) mod error;
+pub(crate) mod list_sessions;
+pub(crate) mod read_output;
+pub(crate) mod schema;
+pub(crate) mod send_locks;
+pub(crate) mod send_prompt;
 mod server;
-pub mod text;
+pub(crate) mod text;
 mod wait;
 pub mod wait_for_output;
-pub mod wait_for_status;
+pub(crate) mod wait_for_status;
 
 use std::sync::Arc;
 

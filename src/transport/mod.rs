@@ -5,14 +5,11 @@
 //! pipes for stdio, or a bound listener with its token for HTTP. So the
 //! server can be run in-process on a duplex or on port 0.
 
-pub mod auth;
 mod guard;
 pub mod http;
-pub mod oauth;
 pub mod stdio;
 
-use crate::config::HttpConfig;
-use auth::BearerToken;
+use http::HttpEndpoint;
 use stdio::Pipes;
 
 /// Where `serve` speaks MCP.
@@ -22,24 +19,4 @@ pub enum Endpoint {
     Stdio(Pipes),
     /// Streamable HTTP on a bound loopback listener.
     Http(HttpEndpoint),
-}
-
-/// Everything the HTTP transport needs; only this transport authenticates.
-pub struct HttpEndpoint {
-    pub listener: tokio::net::TcpListener,
-    pub config: HttpConfig,
-    pub auth: Authenticator,
-}
-
-/// How the HTTP transport tells callers apart (`http.auth`).
-#[derive(Clone)]
-pub enum Authenticator {
-    /// `HERDR_MCP_TOKEN` for every tool; `HERDR_MCP_READ_TOKEN`, if set,
-    /// for the read tools only.
-    Tokens {
-        full: BearerToken,
-        read: Option<BearerToken>,
-    },
-    /// Access tokens from the operator's identity provider.
-    OAuth(std::sync::Arc<oauth::ResourceServer>),
 }

@@ -11,7 +11,7 @@
 //! `internal_error`).
 
 mod pipeline;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::sync::Arc;
 

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, StatusCode};
 
-use crate::transport::Authenticator;
-use crate::transport::oauth::Rejection;
+use crate::transport::http::auth::Authenticator;
+use crate::transport::http::auth::oauth::Rejection;
 
 /// What a refusal says in the log: the reason, never the token or a claim.
 #[derive(Debug, Clone)]

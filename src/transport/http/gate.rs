@@ -20,11 +20,11 @@ use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 
 use super::challenges::{Challenges, forbidden, retry_later};
-use super::slots::Slot;
+use super::admission::slots::Slot;
 use crate::caller::Caller;
 use crate::config::HttpConfig;
-use crate::transport::Authenticator;
-use crate::transport::oauth::{Reach, TokenVerdict};
+use crate::transport::http::auth::Authenticator;
+use crate::transport::http::auth::oauth::{Reach, TokenVerdict};
 
 /// The protected-resource metadata paths (RFC 9728): the document in oauth
 /// mode, 404 without a challenge in token mode.

@@ -12,13 +12,13 @@
 //! limit, which it raises; one descriptor per connection, shared through
 //! `socket`) and caps the header read time and size.
 
+mod admission;
+pub mod auth;
 mod body;
 mod challenges;
 mod gate;
 mod refusals;
 mod server;
-mod slots;
-mod socket;
 
 use std::sync::Arc;
 
@@ -37,8 +37,19 @@ use tower_http::set_header::SetResponseHeaderLayer;
 pub use body::MAX_BODY_BYTES;
 pub use server::serve;
 
-use super::HttpEndpoint;
+use crate::config::HttpConfig;
 use crate::tools::{HerdrServer, Tools};
+use auth::Authenticator;
+
+/// Everything the HTTP transport needs; only this transport authenticates.
+pub struct HttpEndpoint {
+    /// The bound loopback listener.
+    pub listener: tokio::net::TcpListener,
+    /// The validated `http` section.
+    pub config: HttpConfig,
+    /// How callers are told apart.
+    pub auth: Authenticator,
+}
 
 /// Connections the kernel may queue for `accept` (capped by
 /// `net.core.somaxconn`). While a flood fills the queue, an authorised

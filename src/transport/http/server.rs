@@ -22,12 +22,12 @@ use tower::ServiceExt;
 use tower::service_fn;
 
 use super::gate::PeerAddr;
-use super::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
-use super::socket::Shared;
+use super::admission::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
+use super::admission::socket::Shared;
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
-use crate::transport::{Authenticator, HttpEndpoint};
+use crate::transport::http::{HttpEndpoint, auth::Authenticator};
 
 /// A client gets this long to send its request headers (slowloris guard),
 /// and a kept-alive connection is closed after this long without a request.

@@ -12,7 +12,7 @@ use crate::config::{Config, HttpAuth, HttpConfig, OAuthConfig, Transport};
 use crate::escape::printable;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
-use crate::transport::auth::{BearerToken, TokenError};
+use crate::transport::http::auth::tokens::{BearerToken, TokenError};
 
 /// What `doctor` found: one entry per check, and how many failed.
 #[derive(Debug, Default)]
@@ -156,7 +156,7 @@ pub async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
 
 async fn check_http(report: &mut Checkup, http: &HttpConfig, path: &Path) {
     // The serves of this config, looked up once for the token and port lines.
-    let serving = super::reload::serving(path);
+    let serving = super::serves::serving(path);
     match http.auth() {
         HttpAuth::Token => match BearerToken::from_env() {
             // A serve of this config runs with its own token: this shell
@@ -199,7 +199,7 @@ async fn check_http(report: &mut Checkup, http: &HttpConfig, path: &Path) {
     // Only the serves of this config that hold the port are named.
     let holders: Vec<u32> = serving
         .into_iter()
-        .filter(|pid| super::reload::listening_ports(*pid).contains(&port))
+        .filter(|pid| super::serves::listening_ports(*pid).contains(&port))
         .collect();
     match std::net::TcpListener::bind(("127.0.0.1", port)) {
         Ok(_) => report.ok("port", format!("127.0.0.1:{port} is free for serve")),
@@ -222,7 +222,7 @@ async fn check_http(report: &mut Checkup, http: &HttpConfig, path: &Path) {
 /// OAuth mode: the issuer's metadata and keys as `serve` fetches them, the
 /// resource clients are told, and the scopes.
 async fn check_oauth(report: &mut Checkup, http: &HttpConfig, oauth: &OAuthConfig) {
-    match crate::transport::oauth::probe(oauth).await {
+    match crate::transport::http::auth::oauth::probe(oauth).await {
         Ok(keys) => {
             report.ok(
                 "issuer",
@@ -238,8 +238,8 @@ async fn check_oauth(report: &mut Checkup, http: &HttpConfig, oauth: &OAuthConfi
                     format!(
                         "the key set has {} more entries than the {} that are read: tokens signed with a key past the {}th are refused; trim the set at the IdP",
                         keys.ignored(),
-                        crate::transport::oauth::MAX_KEYS,
-                        crate::transport::oauth::MAX_KEYS
+                        crate::transport::http::auth::oauth::MAX_KEYS,
+                        crate::transport::http::auth::oauth::MAX_KEYS
                     ),
                 );
             }

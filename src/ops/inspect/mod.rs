@@ -3,7 +3,7 @@
 //! whether the config approves it; it writes nothing to hc and nothing to
 //! disk. `contract` is its conformance report (`--check-contract`).
 
-pub mod contract;
+pub(crate) mod contract;
 
 use std::fmt::Write as _;
 

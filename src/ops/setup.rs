@@ -7,14 +7,61 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::error::Error;
-use super::reload;
+use super::serves;
 use crate::config::{Config, ConfigError, Transport};
 use crate::escape::{printable, readable_ms};
 
 /// Where hc's socket usually is when `--socket` is not given: under the
 /// user's runtime directory, where the systemd units put it.
 const DEFAULT_SOCKET: &str = "herdr-core/hc.sock";
+
+/// Why `init` wrote nothing; each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// `--socket` was given as a relative path.
+    #[error("--socket must be an absolute path, got {0}")]
+    RelativeSocket(String),
+    /// No `--socket`, and no runtime folder to find hc's socket under.
+    #[error(
+        "XDG_RUNTIME_DIR is not set, so there is no usual place for hc's socket: pass --socket PATH"
+    )]
+    NoRuntimeDir,
+    /// A folder of the config's path could not be made.
+    #[error("cannot create {dir}: {source}")]
+    CreateFolder {
+        /// The folder, as shown.
+        dir: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The nearest existing folder of the config's path cannot be resolved.
+    #[error("cannot resolve {dir}: {source}")]
+    Resolve {
+        /// The folder, as shown.
+        dir: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A folder above the config is one every later command would refuse.
+    #[error(transparent)]
+    UnsafeFolder(ConfigError),
+    /// A file is already there; it is never overwritten.
+    #[error(
+        "{0} already exists and is left as it is: edit it, or pass --config with another path"
+    )]
+    Exists(String),
+    /// The config could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The config, as shown.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Writes a new private config at `path` (folders it creates 0700, the
 /// file 0600, never over an existing file) and returns the next steps.
@@ -23,24 +70,19 @@ pub fn init(
     socket: Option<PathBuf>,
     http: bool,
     config_flag: Option<&Path>,
-) -> Result<String, Error> {
+) -> Result<String, SetupError> {
     let socket = match socket {
         Some(socket) if socket.is_absolute() => socket,
         Some(socket) => {
-            return Err(Error::Init(format!(
-                "--socket must be an absolute path, got {}",
-                printable(&socket.display().to_string())
-            )));
+            return Err(SetupError::RelativeSocket(
+                printable(&socket.display().to_string()).into_owned(),
+            ));
         }
         None => std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|d| d.is_absolute())
             .map(|d| d.join(DEFAULT_SOCKET))
-            .ok_or_else(|| {
-                Error::Init(
-                    "XDG_RUNTIME_DIR is not set, so there is no usual place for hc's socket: pass --socket PATH".to_owned(),
-                )
-            })?,
+            .ok_or(SetupError::NoRuntimeDir)?,
     };
     let mut config = json!({"socketPath": socket, "sendMode": "idle-only", "sendAllowlist": []});
     if http {
@@ -56,7 +98,10 @@ pub fn init(
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|e| Error::Init(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|source| SetupError::CreateFolder {
+                dir: printable(&dir.display().to_string()).into_owned(),
+                source,
+            })?;
     }
     let mut text = serde_json::to_string_pretty(&config).expect("a JSON document encodes");
     text.push('\n');
@@ -72,11 +117,9 @@ pub fn init(
     match written {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(Error::Init(format!(
-                "{shown} already exists and is left as it is: edit it, or pass --config with another path"
-            )));
+            return Err(SetupError::Exists(shown));
         }
-        Err(e) => return Err(Error::Init(format!("cannot write {shown}: {e}"))),
+        Err(source) => return Err(SetupError::Write { path: shown, source }),
     }
     let flag = config_flag.map_or(String::new(), |p| {
         format!(" --config {}", printable(&p.display().to_string()))
@@ -107,7 +150,7 @@ pub fn init(
 /// refused by every later command (they could replace it, and with it the
 /// send authority): refuse it now, with the very message they would give.
 /// Folders still to be made are judged by the nearest one that exists.
-fn refuse_unsafe_folder(path: &Path) -> Result<(), Error> {
+fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
     let mut dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(dir) => dir,
         None => Path::new("."),
@@ -116,23 +159,23 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), Error> {
         dir = dir.parent().unwrap_or(Path::new("/"));
     }
     let resolved_dir = std::fs::canonicalize(dir)
-        .map_err(|e| Error::Init(format!("cannot resolve {}: {e}", dir.display())))?;
+        .map_err(|source| SetupError::Resolve {
+            dir: printable(&dir.display().to_string()).into_owned(),
+            source,
+        })?;
     let resolved = resolved_dir.join(path.file_name().unwrap_or_default());
     crate::config::check_directories(&resolved, crate::config::current_uid()).map_err(|why| {
-        Error::Init(
-            ConfigError::Unsafe {
-                path: path.to_path_buf(),
-                resolved,
-                why,
-            }
-            .to_string(),
-        )
+        SetupError::UnsafeFolder(ConfigError::Unsafe {
+            path: path.to_path_buf(),
+            resolved,
+            why,
+        })
     })
 }
 
 /// This user's running serves: pid, config, transport, port, since when.
 pub fn status(json: bool) -> String {
-    let rows: Vec<Value> = reload::all_serves()
+    let rows: Vec<Value> = serves::all_serves()
         .into_iter()
         .map(|serve| {
             let loaded = serve.config.as_deref().map(Config::load);
@@ -147,8 +190,8 @@ pub fn status(json: bool) -> String {
                 "pid": serve.pid,
                 "config": serve.config.as_ref().map(|c| printable(&c.display().to_string()).into_owned()),
                 "transport": transport,
-                "ports": reload::listening_ports(serve.pid),
-                "started_ms": reload::started_s(serve.pid).map(|s| s * 1000),
+                "ports": serves::listening_ports(serve.pid),
+                "started_ms": serves::started_s(serve.pid).map(|s| s * 1000),
             })
         })
         .collect();

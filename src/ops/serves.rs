@@ -1,6 +1,6 @@
-//! `reload`: sends SIGHUP to every running `herdr-core-mcp serve` whose
-//! config is this one, so an operator need not find the pid of a serve an
-//! MCP host launched.
+//! The running serves of this program and user, read from `/proc`: which
+//! config each runs with, which ports it listens on, and when it started.
+//! `reload` signals them, `doctor` and `status` name them.
 //!
 //! A process in `/proc` is a serve of this config only when all of these
 //! hold; anything else is a look-alike and is neither signalled nor named:
@@ -17,49 +17,15 @@
 //!   resolved it (relative to its working directory, the default under its
 //!   own environment), to the same real file.
 //!
-//! Every match is signalled, and each one is reported on its own stdout
-//! line, failures included. The command fails (exit 1, one summary line)
-//! when no serve was found, or when any could not be signalled: the
-//! operator asked for every serve to reload, and a serve that did not may
-//! still hold a revoked approval. A serve that exited between the scan and
-//! the signal needs no reload and is reported, not counted as a failure.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::DEFAULT_CONFIG;
-use crate::escape::printable;
+use crate::config::default_path;
 
 /// What `/proc/PID/exe` reads as when the file was replaced or removed
 /// since the process started.
 const DELETED: &str = " (deleted)";
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReloadError {
-    /// No running serve uses that config.
-    #[error(
-        "no running herdr-core-mcp serve uses {}: nothing to reload (check --config, or start serve)",
-        path.display()
-    )]
-    NoServe { path: PathBuf },
-    /// Some serves were found but could not be signalled.
-    #[error(
-        "{failed} of {found} serve(s) of {} could not be signalled (see the lines above); they still run with the old config: restart them",
-        path.display()
-    )]
-    Signal {
-        failed: usize,
-        found: usize,
-        path: PathBuf,
-    },
-}
-
-/// What `reload` prints, one line per serve, and how it ended.
-#[derive(Debug)]
-pub struct Reloaded {
-    pub text: String,
-    pub outcome: Result<(), ReloadError>,
-}
 
 /// This program as the serves to look for run it.
 struct Program {
@@ -209,71 +175,12 @@ pub fn started_s(pid: u32) -> Option<u64> {
         .ok()?
         .lines()
         .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
-    // SAFETY: sysconf only reads a system constant.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
+    let per_second = Some(rustix::param::clock_ticks_per_second()).filter(|t| *t > 0)?;
     Some(boot + ticks / per_second)
 }
 
-/// Signals every serve of `path`, and reports each.
-pub fn run(path: &Path) -> Reloaded {
-    let wanted = real(path);
-    let shown = printable(&wanted.display().to_string()).into_owned();
-    let found = serving(path);
-    let mut text = String::new();
-    let (mut signalled, mut failed) = (0, 0);
-    for pid in &found {
-        match hang_up(*pid) {
-            Ok(()) => {
-                signalled += 1;
-                text.push_str(&format!("sent SIGHUP to serve (pid {pid}) of {shown}\n"));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => text.push_str(&format!(
-                "serve (pid {pid}) exited before it could be signalled; nothing to reload there\n"
-            )),
-            Err(e) => {
-                failed += 1;
-                text.push_str(&format!(
-                    "FAIL cannot send SIGHUP to serve (pid {pid}) of {shown}: {e}\n"
-                ));
-            }
-        }
-    }
-    if signalled > 0 {
-        text.push_str(
-            "each serve logs whether its reload applied; after a failed one, sends stay off until the file is fixed\n",
-        );
-    }
-    let outcome = if failed > 0 {
-        Err(ReloadError::Signal {
-            failed,
-            found: found.len(),
-            path: wanted,
-        })
-    } else if signalled == 0 {
-        Err(ReloadError::NoServe { path: wanted })
-    } else {
-        Ok(())
-    };
-    Reloaded { text, outcome }
-}
-
-/// SIGHUP to `pid`.
-fn hang_up(pid: u32) -> std::io::Result<()> {
-    // A pid past pid_t names no process.
-    let pid =
-        libc::pid_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ESRCH))?;
-    // SAFETY: kill(2) takes no pointers; `pid` is positive (a /proc entry,
-    // never 0 or -1, so never a process group) and SIGHUP a valid signal.
-    if unsafe { libc::kill(pid, libc::SIGHUP) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 /// `path` with every symlink resolved, or as given when it cannot be.
-fn real(path: &Path) -> PathBuf {
+pub fn real(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
@@ -328,18 +235,15 @@ fn config_of(pid: u32, args: &[String]) -> Option<PathBuf> {
 /// The default config under the environment of process `pid`.
 fn default_of(pid: u32) -> Option<PathBuf> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let var = |name: &str| {
+    default_path(|name| {
         environ.split(|b| *b == 0).find_map(|entry| {
             let entry = String::from_utf8_lossy(entry);
             entry
                 .strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('='))
                 .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
         })
-    };
-    let base = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|h| h.join(".config")))?;
-    Some(base.join(DEFAULT_CONFIG))
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,18 @@
+//! The operator's toolkit: the commands an operator runs beside the server,
+//! each returning the text it prints and an error of its own. None of them
+//! serves MCP; the CLI wires them to subcommands and exit codes.
+//!
+//! - [`inspect`]: `inspect-core`, the read-only probe (and
+//!   `--check-contract`, the conformance report);
+//! - [`approve`]: `allow` and `revoke`, the only writers of the allowlist;
+//! - [`doctor`]: every check a serve would make, without serving;
+//! - [`reload`]: SIGHUP to each running serve of a config;
+//! - [`setup`]: `init` (a first config) and `status` (the running serves);
+//! - [`serves`]: which processes are this user's serves, from `/proc`.
+
+pub(crate) mod approve;
+pub(crate) mod doctor;
+pub mod inspect;
+pub(crate) mod reload;
+pub(crate) mod serves;
+pub(crate) mod setup;
