@@ -4,6 +4,10 @@
 //! terminals, send a prompt, watch the reply arrive on screen, and see a
 //! send to an unapproved terminal refused. Run it with `scripts/demo.sh`.
 
+// The crate's fence lints are for the library's API; a test or example
+// binary has none.
+#![allow(unreachable_pub, missing_docs)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -166,8 +166,12 @@ impl FakeHc {
             let _ = std::fs::remove_file(&path);
             let listener = UnixListener::bind(&path).expect("bind the fake hc socket");
             // SAFETY: registers a plain function with no arguments; it only
-            // reads a static that is set by then.
-            unsafe { libc::atexit(remove_fake_socket) };
+            // reads a static that is set by then. The crate's one `unsafe`
+            // (std has no exit hook; the fuzz targets are never the product).
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::atexit(remove_fake_socket)
+            };
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()

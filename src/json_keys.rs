@@ -18,7 +18,7 @@ use serde_json::error::Category;
 /// The first repeated key of a document: where, and (when positions were
 /// counted) the byte offsets just past each of its two occurrences.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repeat {
+pub(crate) struct Repeat {
     /// The members from the top down to the object that repeats it, e.g.
     /// `["params", "arguments"]`; array elements by index.
     pub path: Vec<String>,
@@ -29,21 +29,21 @@ pub struct Repeat {
 
 /// Why a document could not be checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Walked {
+pub(crate) enum Walked {
     /// It is not one JSON value.
     NotJson,
     Repeated(Repeat),
 }
 
 /// Whether `bytes` is one JSON value with no object repeating a key.
-pub fn check(bytes: &[u8]) -> Result<(), Walked> {
+pub(crate) fn check(bytes: &[u8]) -> Result<(), Walked> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     walk(&mut deserializer, None)
 }
 
 /// As [`check`], also counting where each key ends, so the lines of both
 /// occurrences can be named (slower: for files, not for every request).
-pub fn check_counted(text: &str) -> Result<(), Walked> {
+pub(crate) fn check_counted(text: &str) -> Result<(), Walked> {
     let consumed = Rc::new(Cell::new(0));
     let reader = Counting {
         inner: text.as_bytes(),
@@ -54,7 +54,7 @@ pub fn check_counted(text: &str) -> Result<(), Walked> {
 }
 
 /// The 1-based line of byte `offset` in `text`.
-pub fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
     1 + text.as_bytes()[..end]
         .iter()

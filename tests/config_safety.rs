@@ -13,15 +13,12 @@ use crate::support::{run_adapter, write_config};
 const OTHER_UID: u32 = 65_534;
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 fn chown(path: &Path, uid: u32) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; gid -1 leaves the group as is.
-    let done = unsafe { libc::chown(c.as_ptr(), uid, u32::MAX) };
-    assert_eq!(done, 0, "chown {}", path.display());
+    std::os::unix::fs::chown(path, Some(uid), None)
+        .unwrap_or_else(|e| panic!("chown {}: {e}", path.display()));
 }
 
 fn chmod(path: &Path, mode: u32) {

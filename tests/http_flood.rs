@@ -82,17 +82,7 @@ fn authorised_initialize(port: u16) -> Vec<u8> {
 /// Lets this test process hold the flood's sockets (the in-process adapter
 /// raises it further for itself).
 fn raise_fd_limit(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit on our own process with a valid struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
+    let _ = rlimit::increase_nofile_limit(wanted);
 }
 
 /// `sockets` connections that each send `head` and wait for the server to

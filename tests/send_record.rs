@@ -149,8 +149,7 @@ fn an_audit_log_an_attacker_could_have_prepared_is_refused_at_start() {
     assert!(!shared_dir.join("audit.jsonl").exists());
 
     // Root can make a file someone else's; others skip this case.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if rustix::process::geteuid().is_root() {
         let foreign = dir.join("foreign.jsonl");
         private(&foreign);
         std::os::unix::fs::chown(&foreign, Some(65534), None).unwrap();
@@ -200,20 +199,13 @@ async fn stdio_with_file_size_limit(
     let stderr = std::fs::File::create(stderr_log).unwrap();
     let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
         c.arg("serve").arg("--config").arg(config);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            c.pre_exec(move || {
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let limit = libc::rlimit {
-                    rlim_cur: max_file_bytes,
-                    rlim_max: max_file_bytes,
-                };
-                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::support::limits::limit_child(
+            c,
+            crate::support::limits::ChildLimits {
+                open_files: None,
+                file_bytes: Some(max_file_bytes),
+            },
+        );
     });
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::from(stderr))

@@ -69,10 +69,10 @@ pub async fn bytes_read(
     tokio::time::sleep(Duration::from_millis(500)).await;
     let id = adapter.call_tool(tool, arguments).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    // SAFETY: signalling our own child by its pid.
-    unsafe {
-        libc::kill(strace.id() as libc::pid_t, libc::SIGINT);
-    }
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_child(&strace),
+        rustix::process::Signal::INT,
+    );
     let _ = strace.wait();
     tool_failed_with(&adapter.line, id?, TOO_LARGE)?;
     let text = std::fs::read_to_string(&trace).map_err(|e| format!("strace output: {e}"))?;

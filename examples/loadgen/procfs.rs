@@ -53,8 +53,7 @@ pub fn cpu(pid: u32) -> Res<Duration> {
         .zip(ticks(12))
         .map(|(u, s)| u + s)
         .ok_or("malformed stat")?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let hz = rustix::param::clock_ticks_per_second().max(1);
     Ok(Duration::from_micros(total * 1_000_000 / hz))
 }
 
@@ -79,8 +78,7 @@ pub fn machine() -> Res<(Duration, Duration)> {
         .map(|f| f.parse::<u64>().map_err(|e| format!("/proc/stat: {e}")))
         .collect::<Res<_>>()?;
     let at = |i: usize| fields.get(i).copied().unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let hz = rustix::param::clock_ticks_per_second().max(1);
     let time = |ticks: u64| Duration::from_micros(ticks * 1_000_000 / hz);
     Ok((time(at(0) + at(1) + at(2) + at(5) + at(6)), time(at(7))))
 }

@@ -45,17 +45,7 @@ impl Row {
 
 /// Lets this process hold `wanted` sockets at once (up to the hard limit).
 pub fn raise_fd_limit(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit on our own process with a valid struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
+    let _ = rlimit::increase_nofile_limit(wanted);
 }
 
 /// `probes` fresh authorised connections, one after another, while `held`

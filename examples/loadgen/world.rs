@@ -140,10 +140,10 @@ fn sim_options(flags: &[&str]) -> Res<Options> {
 
 /// SIGTERM, then SIGKILL if the process is still there after 5 s.
 pub fn terminate(child: &mut Child) {
-    // SAFETY: signalling our own child by its pid.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::TERM,
+    );
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {

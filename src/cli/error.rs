@@ -4,13 +4,13 @@
 
 use std::net::SocketAddr;
 
-use crate::ops::approve::ApproveError;
 use crate::audit::AuditError;
 use crate::config::ConfigError;
 use crate::hc::CoreError;
+use crate::ops::approve::ApproveError;
 use crate::serve::ServeError;
-use crate::transport::http::auth::tokens::{ReadTokenError, TokenError};
 use crate::transport::http::auth::oauth::StartError;
+use crate::transport::http::auth::tokens::{ReadTokenError, TokenError};
 
 /// Why a command failed, already worded for the operator.
 #[derive(Debug, thiserror::Error)]

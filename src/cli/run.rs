@@ -15,13 +15,13 @@ use super::{Command, ConfigArg};
 use crate::app::App;
 use crate::audit::Audit;
 use crate::config::{Config, HttpAuth, HttpConfig, Transport};
-use crate::transport::http::auth::tokens::BearerToken;
-use crate::transport::http::auth::oauth::ResourceServer;
-use crate::transport::stdio::Pipes;
-use crate::transport::Endpoint;
-use crate::transport::http::{HttpEndpoint, auth::Authenticator};
 use crate::ops::{approve, doctor, inspect, reload, setup};
 use crate::serve;
+use crate::transport::Endpoint;
+use crate::transport::http::auth::oauth::ResourceServer;
+use crate::transport::http::auth::tokens::BearerToken;
+use crate::transport::http::{HttpEndpoint, auth::Authenticator};
+use crate::transport::stdio::Pipes;
 
 /// Runs one command to completion.
 pub async fn run(command: Command) -> Result<(), Error> {

@@ -71,7 +71,7 @@ pub enum HttpAuth {
 
 /// Signature algorithms an access token may use. HMAC is never one: a
 /// resource server holding a shared secret could mint tokens itself.
-pub const ALGORITHMS: [&str; 9] = [
+pub(super) const ALGORITHMS: [&str; 9] = [
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
 ];
 const DEFAULT_ALGORITHMS: [&str; 4] = ["RS256", "PS256", "ES256", "EdDSA"];

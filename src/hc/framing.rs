@@ -31,7 +31,7 @@ use super::wire::{self, Method};
 /// Most bytes accepted in one reply line. hc replies are small JSON objects;
 /// a screen is at most a few hundred KiB, so 1 MiB leaves room while keeping
 /// a runaway or hostile reply from growing the adapter's memory.
-pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
 /// Read buffer of one connection. Small, so eight idle connections stay tiny.
 const READ_BUFFER_BYTES: usize = 16 * 1024;
@@ -42,7 +42,7 @@ const KEEP_LINE_CAPACITY_BYTES: usize = 64 * 1024;
 
 /// One framed stream to hc. Every error returned here means the caller must
 /// drop it.
-pub struct Framed {
+pub(crate) struct Framed {
     path: Arc<Path>,
     reader: BufReader<OwnedReadHalf>,
     writer: OwnedWriteHalf,
@@ -53,7 +53,7 @@ pub struct Framed {
 
 impl Framed {
     /// Connects to the socket at `path`; nothing is sent yet.
-    pub async fn connect(path: Arc<Path>) -> Result<Framed, CoreError> {
+    pub(crate) async fn connect(path: Arc<Path>) -> Result<Framed, CoreError> {
         let stream = UnixStream::connect(&*path)
             .await
             .map_err(|source| connect_error(&path, source))?;
@@ -68,14 +68,14 @@ impl Framed {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// True while nothing unexpected is waiting on the socket: no EOF, no
     /// unsolicited bytes. Checked before a pooled connection is reused, so a
     /// connection to an hc that has since exited is never handed out.
-    pub fn is_healthy(&self) -> bool {
+    pub(crate) fn is_healthy(&self) -> bool {
         if !self.reader.buffer().is_empty() {
             return false;
         }
@@ -90,7 +90,7 @@ impl Framed {
 
     /// Writes one request line. Once this starts, the request may have
     /// reached hc, whatever happens next.
-    pub async fn write_request<P: Serialize>(
+    pub(crate) async fn write_request<P: Serialize>(
         &mut self,
         method: Method,
         params: &P,
@@ -114,7 +114,7 @@ impl Framed {
     }
 
     /// Reads and validates the reply to request `id`, decoding its result.
-    pub async fn read_reply<R: DeserializeOwned>(
+    pub(crate) async fn read_reply<R: DeserializeOwned>(
         &mut self,
         method: Method,
         id: u64,
@@ -147,7 +147,7 @@ impl Framed {
     }
 
     /// One request and its reply, without a deadline (the pool adds it).
-    pub async fn call<P: Serialize, R: DeserializeOwned>(
+    pub(crate) async fn call<P: Serialize, R: DeserializeOwned>(
         &mut self,
         method: Method,
         params: &P,
@@ -189,7 +189,7 @@ impl Framed {
         }
     }
 
-    pub fn protocol(&self, method: Method, detail: String) -> CoreError {
+    pub(crate) fn protocol(&self, method: Method, detail: String) -> CoreError {
         CoreError::Protocol {
             path: self.path.to_path_buf(),
             method,

@@ -15,7 +15,7 @@ use super::error::CoreError;
 /// Most connections open to hc at once. hc serves each connection in
 /// lockstep; eight keep parallel tool calls flowing without letting one
 /// adapter monopolise the core.
-pub const MAX_CONNECTIONS: usize = 8;
+pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 pub struct Pool {
     path: Arc<Path>,

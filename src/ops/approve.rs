@@ -63,7 +63,7 @@ pub enum ApproveError {
 
 /// What `allow` is asked to approve.
 #[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub address: &'a str,
     /// Also allow TAB and LF for this lifetime.
     pub multiline: bool,
@@ -90,7 +90,10 @@ fn apply_hint(config_flag: Option<&Path>) -> String {
 /// up to `timeoutMs`); the change is then made under the config's lock, to
 /// the file as it is by then, so a `revoke` or another `allow` that ran
 /// meanwhile is kept, never undone.
-pub async fn allow(config_path: &Path, request: &Request<'_>) -> Result<String, ApproveError> {
+pub(crate) async fn allow(
+    config_path: &Path,
+    request: &Request<'_>,
+) -> Result<String, ApproveError> {
     check_address(request.address).map_err(|why| ApproveError::BadAddress {
         address: request.address.to_owned(),
         why,
@@ -243,7 +246,7 @@ fn write_back(
 
 /// What `revoke` is asked to remove.
 #[derive(Debug, Clone, Copy)]
-pub struct Revocation<'a> {
+pub(crate) struct Revocation<'a> {
     /// Every approval at this address; none: every approval (`--all`).
     pub address: Option<&'a str>,
     /// Only the lifetime with this created_ms.
@@ -256,7 +259,10 @@ pub struct Revocation<'a> {
 /// Removes every approval of `address` (or only the lifetime `created_ms`,
 /// or every approval at all). Nothing to remove is not an error, so
 /// scripts can run it again.
-pub async fn revoke(config_path: &Path, request: &Revocation<'_>) -> Result<String, ApproveError> {
+pub(crate) async fn revoke(
+    config_path: &Path,
+    request: &Revocation<'_>,
+) -> Result<String, ApproveError> {
     let locked_path = load(config_path)?.resolved;
     let _locked = config::lock(&locked_path).await?;
     // Read again under the lock: what is edited is the file as it is now,

@@ -16,7 +16,7 @@ use crate::transport::http::auth::tokens::{BearerToken, TokenError};
 
 /// What `doctor` found: one entry per check, and how many failed.
 #[derive(Debug, Default)]
-pub struct Checkup {
+pub(crate) struct Checkup {
     entries: Vec<(&'static str, String, String)>,
     pub failed: usize,
     /// `--config` as the operator gave it, repeated in the fixes shown.
@@ -49,7 +49,7 @@ impl Checkup {
     }
 
     /// One line per check.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.entries
             .iter()
             .map(|(mark, check, detail)| format!("{mark:<4} {check:<10} {detail}\n"))
@@ -57,7 +57,7 @@ impl Checkup {
     }
 
     /// `--json`: `{"checks": [{"status", "check", "detail"}], "failed"}`.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         let checks: Vec<serde_json::Value> = self
             .entries
             .iter()
@@ -79,7 +79,7 @@ impl Checkup {
     }
 }
 
-pub async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
+pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
     let mut report = Checkup {
         config_flag: config_flag.map_or(String::new(), |p| {
             format!(" --config {}", printable(&p.display().to_string()))

@@ -40,13 +40,13 @@ pub enum ReloadError {
 
 /// What `reload` prints, one line per serve, and how it ended.
 #[derive(Debug)]
-pub struct Reloaded {
+pub(crate) struct Reloaded {
     pub text: String,
     pub outcome: Result<(), ReloadError>,
 }
 
 /// Signals every serve of `path`, and reports each.
-pub fn run(path: &Path) -> Reloaded {
+pub(crate) fn run(path: &Path) -> Reloaded {
     let wanted = real(path);
     let shown = printable(&wanted.display().to_string()).into_owned();
     let found = serving(path);

@@ -75,7 +75,7 @@ fn exe_path(exe: &Path) -> Option<PathBuf> {
 
 /// The pids of the running serves whose config is `path` (see the module
 /// doc for what counts).
-pub fn serving(path: &Path) -> Vec<u32> {
+pub(crate) fn serving(path: &Path) -> Vec<u32> {
     let wanted = real(path);
     let own = std::process::id();
     let program = Program::this();
@@ -93,14 +93,14 @@ pub fn serving(path: &Path) -> Vec<u32> {
 
 /// A running serve of this program and user, and the config it runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Serve {
+pub(crate) struct Serve {
     pub pid: u32,
     /// The real path of its config, when it can be told.
     pub config: Option<PathBuf>,
 }
 
 /// Every serve of this program that this user runs, whatever its config.
-pub fn all_serves() -> Vec<Serve> {
+pub(crate) fn all_serves() -> Vec<Serve> {
     let own = std::process::id();
     let program = Program::this();
     pids()
@@ -118,7 +118,7 @@ pub fn all_serves() -> Vec<Serve> {
 
 /// The TCP ports process `pid` listens on (its sockets matched against
 /// the kernel's listening sockets).
-pub fn listening_ports(pid: u32) -> Vec<u16> {
+pub(crate) fn listening_ports(pid: u32) -> Vec<u16> {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return Vec::new();
     };
@@ -165,7 +165,7 @@ pub fn listening_ports(pid: u32) -> Vec<u16> {
 }
 
 /// When process `pid` started, in seconds since the epoch.
-pub fn started_s(pid: u32) -> Option<u64> {
+pub(crate) fn started_s(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces) in parentheses;
     // starttime is field 22 overall, the 20th after it.
@@ -180,7 +180,7 @@ pub fn started_s(pid: u32) -> Option<u64> {
 }
 
 /// `path` with every symlink resolved, or as given when it cannot be.
-pub fn real(path: &Path) -> PathBuf {
+pub(crate) fn real(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 

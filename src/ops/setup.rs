@@ -48,9 +48,7 @@ pub enum SetupError {
     #[error(transparent)]
     UnsafeFolder(ConfigError),
     /// A file is already there; it is never overwritten.
-    #[error(
-        "{0} already exists and is left as it is: edit it, or pass --config with another path"
-    )]
+    #[error("{0} already exists and is left as it is: edit it, or pass --config with another path")]
     Exists(String),
     /// The config could not be written.
     #[error("cannot write {path}: {source}")]
@@ -65,7 +63,7 @@ pub enum SetupError {
 
 /// Writes a new private config at `path` (folders it creates 0700, the
 /// file 0600, never over an existing file) and returns the next steps.
-pub fn init(
+pub(crate) fn init(
     path: &Path,
     socket: Option<PathBuf>,
     http: bool,
@@ -119,7 +117,12 @@ pub fn init(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             return Err(SetupError::Exists(shown));
         }
-        Err(source) => return Err(SetupError::Write { path: shown, source }),
+        Err(source) => {
+            return Err(SetupError::Write {
+                path: shown,
+                source,
+            });
+        }
     }
     let flag = config_flag.map_or(String::new(), |p| {
         format!(" --config {}", printable(&p.display().to_string()))
@@ -158,11 +161,10 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
     while !dir.exists() {
         dir = dir.parent().unwrap_or(Path::new("/"));
     }
-    let resolved_dir = std::fs::canonicalize(dir)
-        .map_err(|source| SetupError::Resolve {
-            dir: printable(&dir.display().to_string()).into_owned(),
-            source,
-        })?;
+    let resolved_dir = std::fs::canonicalize(dir).map_err(|source| SetupError::Resolve {
+        dir: printable(&dir.display().to_string()).into_owned(),
+        source,
+    })?;
     let resolved = resolved_dir.join(path.file_name().unwrap_or_default());
     crate::config::check_directories(&resolved, crate::config::current_uid()).map_err(|why| {
         SetupError::UnsafeFolder(ConfigError::Unsafe {
@@ -174,7 +176,7 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
 }
 
 /// This user's running serves: pid, config, transport, port, since when.
-pub fn status(json: bool) -> String {
+pub(crate) fn status(json: bool) -> String {
     let rows: Vec<Value> = serves::all_serves()
         .into_iter()
         .map(|serve| {

@@ -20,7 +20,7 @@ use crate::escape::printable;
 const PREFIX: &str = "failed to deserialize parameters:";
 
 /// A tool's arguments, deserialized with the path of any wrong one.
-pub struct Arguments<T>(pub T);
+pub(super) struct Arguments<T>(pub T);
 
 impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Arguments<T> {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
@@ -35,7 +35,7 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Argumen
 /// (`t1`, `machine/t7`), checked as `wire::check_address` says (non-empty,
 /// bounded, printable), so what the operator and the model see is what is
 /// asked of hc.
-pub fn address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+pub(super) fn address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     let address = <String as serde::Deserialize>::deserialize(d)?;
     crate::hc::wire::check_address(&address)
         .map_err(|why| serde::de::Error::custom(format!("the address {why}")))?;

@@ -99,7 +99,7 @@ fn core_kind(e: &CoreError) -> &'static str {
 }
 
 /// A result with `structuredContent` and a text rendering.
-pub fn structured<T: Serialize>(value: &T, text: String, is_error: bool) -> CallToolResult {
+pub(crate) fn structured<T: Serialize>(value: &T, text: String, is_error: bool) -> CallToolResult {
     let value = serde_json::to_value(value).expect("tool outputs always encode");
     // Not `CallToolResult::structured`: it renders the whole value (screen
     // included) as JSON text only for us to replace it with `text`.
@@ -114,6 +114,6 @@ pub fn structured<T: Serialize>(value: &T, text: String, is_error: bool) -> Call
 }
 
 /// The edge for the read-only tools: a result either way.
-pub fn respond(outcome: Result<CallToolResult, ToolError>) -> CallToolResult {
+pub(crate) fn respond(outcome: Result<CallToolResult, ToolError>) -> CallToolResult {
     outcome.unwrap_or_else(ToolError::into_result)
 }

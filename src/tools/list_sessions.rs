@@ -15,12 +15,12 @@ use crate::hc::wire::{TerminalRecord, UnreadableRecord};
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.
-pub const MAX_LIMIT: u32 = 100;
-pub const DEFAULT_LIMIT: u32 = 25;
+pub(crate) const MAX_LIMIT: u32 = 100;
+pub(crate) const DEFAULT_LIMIT: u32 = 25;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListSessionsArgs {
+pub(crate) struct ListSessionsArgs {
     /// Include terminals whose program has exited. Default false.
     #[serde(default)]
     pub include_finished: bool,
@@ -32,7 +32,7 @@ pub struct ListSessionsArgs {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Session {
+pub(crate) struct Session {
     #[serde(flatten)]
     pub record: TerminalRecord,
     /// True when this exact lifetime (address, created_ms) is on the
@@ -48,7 +48,7 @@ pub struct Session {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ListSessionsOutput {
+pub(crate) struct ListSessionsOutput {
     /// The hc core that produced this page.
     pub core_id: String,
     pub sessions: Vec<Session>,
@@ -63,7 +63,10 @@ pub struct ListSessionsOutput {
     pub unreadable_count: usize,
 }
 
-pub async fn run(tools: &Tools, args: ListSessionsArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) async fn run(
+    tools: &Tools,
+    args: ListSessionsArgs,
+) -> Result<CallToolResult, ToolError> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ToolError::invalid(

@@ -10,11 +10,11 @@ use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-pub fn input<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+pub(crate) fn input<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
     clean(&schema_for_input::<T>().expect("tool arguments are JSON objects"))
 }
 
-pub fn output<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+pub(crate) fn output<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
     clean(&schema_for_output::<T>())
 }
 

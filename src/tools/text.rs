@@ -3,13 +3,13 @@
 
 /// Longest prompt accepted, in characters. Prompts are instructions for an
 /// agent, not file transfers; hc's own cap (64 KiB of UTF-8) is never reached.
-pub const MAX_PROMPT_CHARS: usize = 16_000;
+pub(crate) const MAX_PROMPT_CHARS: usize = 16_000;
 
 /// The first character of `text` that is never sent because it could drive
 /// the terminal rather than type into it: C0 controls other than TAB and LF
 /// (so ESC, CR, NUL...), DEL, and the C1 range. Returns its character index
 /// and the character.
-pub fn forbidden_control(text: &str) -> Option<(usize, char)> {
+pub(crate) fn forbidden_control(text: &str) -> Option<(usize, char)> {
     text.chars().enumerate().find(|&(_, c)| is_forbidden(c))
 }
 
@@ -21,7 +21,7 @@ fn is_forbidden(c: char) -> bool {
 /// approved for multi-line prompts. Without bracketed paste each LF is an
 /// Enter that feeds the next line to whatever the previous one started, and
 /// a TAB is a shell's completion key.
-pub fn first_line_control(text: &str) -> Option<(usize, char)> {
+pub(crate) fn first_line_control(text: &str) -> Option<(usize, char)> {
     text.chars().enumerate().find(|&(_, c)| is_line_control(c))
 }
 
@@ -31,7 +31,7 @@ fn is_line_control(c: char) -> bool {
 
 /// The last `max_chars` characters of `text` (never splitting a character),
 /// the total character count, and whether anything was cut.
-pub fn tail_chars(text: &str, max_chars: usize) -> (&str, usize, bool) {
+pub(crate) fn tail_chars(text: &str, max_chars: usize) -> (&str, usize, bool) {
     let total = text.chars().count();
     if total <= max_chars {
         return (text, total, false);

@@ -20,7 +20,7 @@ use super::error::ToolError;
 use crate::hc::HcClient;
 
 /// Pool connections all waits may use at once (of the pool's 8).
-pub const POLL_CONNECTIONS: usize = 4;
+pub(super) const POLL_CONNECTIONS: usize = 4;
 /// First poll interval; it grows by a quarter each quiet round up to
 /// [`MAX_POLL`] (so a change a fifth of a second in is seen within about
 /// 80 ms, and any change within half a second), and drops back when
@@ -31,7 +31,7 @@ const MAX_POLL: Duration = Duration::from_millis(500);
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// The share of the pool that waits may use, one permit per poll round.
-pub struct WaitPermits(Semaphore);
+pub(crate) struct WaitPermits(Semaphore);
 
 impl Default for WaitPermits {
     fn default() -> WaitPermits {
@@ -40,7 +40,7 @@ impl Default for WaitPermits {
 }
 
 /// What one round of polling concluded.
-pub enum Poll<T> {
+pub(super) enum Poll<T> {
     /// The wait is over.
     Done(T),
     /// Not yet; `changed` when anything differs from the previous round
@@ -49,7 +49,7 @@ pub enum Poll<T> {
 }
 
 /// What a wait watches: one round of hc calls per poll.
-pub trait Watch {
+pub(super) trait Watch {
     type Done;
 
     /// One round of calls; runs under a wait permit.
@@ -66,7 +66,7 @@ pub trait Watch {
 }
 
 /// How a wait ended.
-pub enum Ended<T> {
+pub(super) enum Ended<T> {
     Done(T),
     /// Nothing ended it within the timeout; the watch holds the last state.
     Timeout,
@@ -74,14 +74,14 @@ pub enum Ended<T> {
 
 /// Bounds of one wait.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     pub timeout: Duration,
     /// The poll interval never backs off past this.
     pub max_interval: Duration,
 }
 
 impl Limits {
-    pub fn new(timeout: Duration) -> Limits {
+    pub(super) fn new(timeout: Duration) -> Limits {
         Limits {
             timeout,
             max_interval: MAX_POLL,
@@ -91,7 +91,7 @@ impl Limits {
 
 /// Polls `watch` until it is done, the timeout passes (a round still
 /// running then is abandoned), or the request is cancelled.
-pub async fn run<W: Watch>(
+pub(super) async fn run<W: Watch>(
     client: &HcClient,
     permits: &WaitPermits,
     watch: &mut W,
@@ -173,6 +173,6 @@ async fn notify(
 }
 
 /// Milliseconds as the tools report them.
-pub fn millis(duration: Duration) -> u64 {
+pub(super) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -19,7 +19,7 @@ const INVALID_PARAMS: i64 = -32602;
 
 /// What to do with one incoming message.
 #[derive(Debug)]
-pub enum Screened {
+pub(super) enum Screened {
     /// Hand it to rmcp.
     Message(Box<ClientJsonRpcMessage>),
     /// A notification rmcp could not read: JSON-RPC never answers those.
@@ -30,7 +30,7 @@ pub enum Screened {
 
 /// A reply the guard writes itself.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply(Value);
+pub(super) struct Reply(Value);
 
 impl Reply {
     fn error(id: Value, code: i64, message: impl Into<String>) -> Reply {
@@ -42,7 +42,7 @@ impl Reply {
     }
 
     /// Not JSON: `-32700`, `"id": null`.
-    pub fn parse_error() -> Reply {
+    pub(super) fn parse_error() -> Reply {
         Reply::error(
             Value::Null,
             PARSE_ERROR,
@@ -51,7 +51,7 @@ impl Reply {
     }
 
     /// Not one valid JSON-RPC message: `-32600`, `"id": null`.
-    pub fn invalid_request(why: &str) -> Reply {
+    pub(super) fn invalid_request(why: &str) -> Reply {
         Reply::error(
             Value::Null,
             INVALID_REQUEST,
@@ -60,18 +60,18 @@ impl Reply {
     }
 
     /// Whether this is an error (rather than a tool result).
-    pub fn is_error(&self) -> bool {
+    pub(super) fn is_error(&self) -> bool {
         self.0.get("error").is_some()
     }
 
     /// The JSON text, without a newline.
-    pub fn to_json(&self) -> String {
+    pub(super) fn to_json(&self) -> String {
         self.0.to_string()
     }
 }
 
 /// Checks one message: a stdio line without its newline, or an HTTP body.
-pub fn check(bytes: &[u8]) -> Screened {
+pub(super) fn check(bytes: &[u8]) -> Screened {
     let bytes = without_bom(bytes);
     if let Err(answer) = precheck(bytes) {
         return Screened::Reply(answer);
@@ -92,7 +92,7 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
 /// than [`check`] (nothing is built), for a caller whose next reader parses
 /// the message anyway and whose refusal of a malformed one can be replaced
 /// by [`check`]'s answer.
-pub fn precheck(bytes: &[u8]) -> Result<(), Reply> {
+pub(super) fn precheck(bytes: &[u8]) -> Result<(), Reply> {
     let bytes = without_bom(bytes);
     if let Err(e) = json_keys::check(bytes) {
         return Err(match e {

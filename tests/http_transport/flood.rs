@@ -28,17 +28,7 @@ fn vm_rss_kib(pid: u32) -> u64 {
 
 /// Lets this test process hold `wanted` sockets at once.
 fn raise_fd_limit(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit on our own process with a valid struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
+    let _ = rlimit::increase_nofile_limit(wanted);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,23 +188,13 @@ async fn http_spawn(
         .stderr(Stdio::from(stderr))
         .envs(env.iter().copied())
         .kill_on_drop(true);
-    if let Some(limit) = fd_limit {
-        let limit = libc::rlimit {
-            rlim_cur: limit,
-            rlim_max: limit,
-        };
-        // SAFETY: setrlimit is async-signal-safe and touches only the child
-        // between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
-    }
+    super::limits::limit_child(
+        &mut command,
+        super::limits::ChildLimits {
+            open_files: fd_limit,
+            file_bytes: None,
+        },
+    );
     let child = command.spawn().expect("spawn the adapter");
     // The child holds its own copy now.
     drop(listener);

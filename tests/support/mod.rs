@@ -6,6 +6,7 @@
 
 pub mod idp;
 pub mod in_process;
+pub mod limits;
 pub mod mcp;
 
 use std::os::unix::fs::PermissionsExt;
@@ -99,12 +100,14 @@ impl Sim {
     }
 }
 
-/// Sends `signal` to a process we started.
+/// Sends `signal` (a `libc::SIG*` number) to a process we started.
 pub fn send_signal(pid: u32, signal: i32) {
-    // SAFETY: kill(2) on a pid we own.
-    unsafe {
-        libc::kill(pid as i32, signal);
-    }
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .expect("a pid we started");
+    let signal = rustix::process::Signal::from_named_raw(signal).expect("a named signal");
+    let _ = rustix::process::kill_process(pid, signal);
 }
 
 pub fn merge(base: &mut Value, extra: Value) {

@@ -11,7 +11,7 @@ use super::sections::{environment, examples, exit_status, files, see_also, versi
 use super::{BIN, PAGE_DATE};
 
 /// The man page (roff, section 1).
-pub fn man(command: Command) -> std::io::Result<Vec<u8>> {
+pub(crate) fn man(command: Command) -> std::io::Result<Vec<u8>> {
     let mut command = command.bin_name(BIN);
     command.build();
     let mut page = Roff::new();

@@ -26,7 +26,7 @@ use clap_complete::Shell;
 mod man;
 mod sections;
 
-pub use man::man;
+pub(super) use man::man;
 
 /// The program's name, as installed and as completed.
 const BIN: &str = "herdr-core-mcp";
@@ -36,7 +36,7 @@ const BASH_STANDIN: &str = "herdr_core_mcp";
 const PAGE_DATE: &str = "2026-12-01";
 
 /// The completion script for `shell`.
-pub fn completion(shell: Shell, command: Command) -> String {
+pub(super) fn completion(shell: Shell, command: Command) -> String {
     let mut command = path_hints(command);
     let mut script = Vec::new();
     match shell {

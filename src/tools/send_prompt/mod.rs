@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tools;
 use super::error::structured;
-pub use crate::audit::Outcome;
+pub(crate) use crate::audit::Outcome;
 use crate::audit::{Audit, AuditWrite, SendRecord};
 use crate::caller::Caller;
 use crate::config::SendMode;
@@ -35,7 +35,7 @@ use verdict::{Accepted, ReasonCode, Verdict};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SendPromptArgs {
+pub(crate) struct SendPromptArgs {
     /// Terminal address from list_sessions, e.g. "t1" or "machine/t7".
     /// Must be send_approved.
     #[serde(deserialize_with = "address")]
@@ -52,7 +52,7 @@ pub struct SendPromptArgs {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SendPromptOutput {
+pub(crate) struct SendPromptOutput {
     pub outcome: Outcome,
     /// Stable machine-readable reason.
     pub reason_code: ReasonCode,
@@ -81,7 +81,7 @@ pub struct SendPromptOutput {
     pub audit: AuditWrite,
 }
 
-pub async fn run(
+pub(crate) async fn run(
     tools: Arc<Tools>,
     args: SendPromptArgs,
     caller: Caller,
@@ -124,7 +124,7 @@ pub async fn run(
 /// reached the tool (HTTP 403 `insufficient_scope`: the caller may only
 /// read). It was a send attempt, so it leaves its audit line like every
 /// other: `not_sent`, content-free, naming the caller.
-pub fn record_refused_for_scope(
+pub(crate) fn record_refused_for_scope(
     tools: &Tools,
     address: &str,
     text: &str,

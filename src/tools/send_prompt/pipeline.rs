@@ -20,7 +20,7 @@ use crate::tools::text::{MAX_PROMPT_CHARS, first_line_control, forbidden_control
 
 /// What the preflight learned of the terminal.
 #[derive(Debug, Clone)]
-pub struct Preflight {
+pub(super) struct Preflight {
     pub core_id: CoreId,
     pub created_ms: i64,
     pub status: TerminalStatus,
@@ -30,7 +30,7 @@ pub struct Preflight {
 /// What passed every check before dispatch: the approved lifetime to send
 /// to, and the status hc is to compare atomically with the write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cleared {
+pub(super) struct Cleared {
     pub lifetime: TerminalLifetime,
     pub guard: Option<SendGuard>,
     /// The approval's mode (its own, else the top-level one).
@@ -40,7 +40,7 @@ pub struct Cleared {
 /// A finished attempt: what the preflight saw (if it ran), the guard it
 /// was dispatched with (if it was), and the verdict.
 #[derive(Debug)]
-pub struct Attempt {
+pub(super) struct Attempt {
     pub preflight: Option<Preflight>,
     pub guard: Option<SendGuard>,
     /// The mode the target's approval gave, once it was cleared.
@@ -59,7 +59,7 @@ impl Attempt {
     }
 }
 
-pub async fn attempt(
+pub(super) async fn attempt(
     tools: &Tools,
     loaded: &Loaded,
     args: &SendPromptArgs,

@@ -8,7 +8,7 @@ use std::fmt;
 
 use std::sync::Arc;
 
-pub use crate::audit::ReasonCode;
+pub(crate) use crate::audit::ReasonCode;
 use crate::config::ConfigError;
 use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
 use crate::hc::{CoreError, CoreId, SendError};
@@ -16,7 +16,7 @@ use crate::tools::text::MAX_PROMPT_CHARS;
 
 /// How a send attempt ended.
 #[derive(Debug)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// hc accepted the input (the task is not necessarily done).
     Sent(Accepted),
     /// Nothing was written.
@@ -28,7 +28,7 @@ pub enum Verdict {
 
 /// hc's acceptance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     /// What hc observed right after enqueueing.
     pub status: TerminalStatus,
     pub status_seq: u64,
@@ -40,12 +40,12 @@ pub struct Accepted {
 
 /// Why a dispatched send has no known outcome.
 #[derive(Debug)]
-pub struct Why(pub CoreError);
+pub(crate) struct Why(pub CoreError);
 
 /// Why nothing was sent. Every variant is NOT SENT: all but the last are
 /// decided before dispatch, and `StatusMismatch` is hc's validated refusal.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The caller's token may only read (no send scope).
     InsufficientScope,
     /// `auditLog` could not be written: no send goes unaudited.
@@ -111,7 +111,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn code(&self) -> ReasonCode {
+    pub(crate) fn code(&self) -> ReasonCode {
         match self {
             Refusal::InsufficientScope => ReasonCode::InsufficientScope,
             Refusal::AuditUnavailable => ReasonCode::AuditUnavailable,
@@ -222,7 +222,7 @@ impl fmt::Display for Refusal {
 }
 
 impl Verdict {
-    pub fn code(&self) -> ReasonCode {
+    pub(crate) fn code(&self) -> ReasonCode {
         match self {
             Verdict::Sent(Accepted {
                 other_lifetime: None,
@@ -238,7 +238,7 @@ impl Verdict {
     }
 
     /// What happened and what to do next.
-    pub fn reason(&self, address: &str, approved_created_ms: Option<i64>) -> String {
+    pub(crate) fn reason(&self, address: &str, approved_created_ms: Option<i64>) -> String {
         match self {
             Verdict::Sent(Accepted {
                 other_lifetime: None,
@@ -263,7 +263,7 @@ impl Verdict {
 /// Only hc's validated `status_mismatch` is NOT SENT after dispatch; every
 /// other failure after dispatch is UNKNOWN; a failure before dispatch is
 /// NOT SENT. `approved_created_ms` is the lifetime the preflight approved.
-pub fn classify(answer: Result<SendResult, SendError>, approved_created_ms: i64) -> Verdict {
+pub(crate) fn classify(answer: Result<SendResult, SendError>, approved_created_ms: i64) -> Verdict {
     match answer {
         Ok(result) => Verdict::Sent(Accepted {
             status: result.status,

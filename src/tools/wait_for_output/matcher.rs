@@ -28,11 +28,11 @@ pub const MAX_PATTERN_CHARS: usize = 1_000;
 /// Compiled-program cap of a pattern: `\w+` (50 KB compiled) fits, and the
 /// costliest pattern that fits matched a 20×120 hostile screen in under
 /// 40 ms.
-pub const PROGRAM_BYTES: usize = 64 * 1024;
+pub(super) const PROGRAM_BYTES: usize = 64 * 1024;
 /// Compiled-program cap of a pattern with a Unicode word boundary, which
 /// costs about eight times as much per byte on non-ASCII text:
 /// `(?i)\b(error|warning|failed)\b` (2 KB) fits.
-pub const UNICODE_BOUNDARY_PROGRAM_BYTES: usize = 8 * 1024;
+pub(super) const UNICODE_BOUNDARY_PROGRAM_BYTES: usize = 8 * 1024;
 /// Lazy-DFA cache of one pattern: past it the DFA starts afresh or gives
 /// way to a slower engine, whose cost the caps above bound.
 const DFA_CACHE_BYTES: usize = 256 * 1024;

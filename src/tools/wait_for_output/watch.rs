@@ -43,7 +43,7 @@ pub(super) struct OutputWatch<'a> {
 }
 
 impl<'a> OutputWatch<'a> {
-    pub fn new(plan: &'a OutputPlan, matchers: &'a Matchers) -> OutputWatch<'a> {
+    pub(super) fn new(plan: &'a OutputPlan, matchers: &'a Matchers) -> OutputWatch<'a> {
         OutputWatch {
             plan,
             matchers,
@@ -61,7 +61,11 @@ impl<'a> OutputWatch<'a> {
     }
 
     /// The answer after `outcome`, from the last screen read.
-    pub fn output(&self, outcome: WaitOutputOutcome, elapsed: Duration) -> WaitForOutputOutput {
+    pub(super) fn output(
+        &self,
+        outcome: WaitOutputOutcome,
+        elapsed: Duration,
+    ) -> WaitForOutputOutput {
         let plan = self.plan;
         let screen = self.last.as_ref().map(|(screen, _)| screen);
         let (text, total_chars, truncated) =

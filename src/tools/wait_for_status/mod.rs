@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 mod output;
 
-pub use output::{Screen, TargetState, WaitForStatusOutput, WaitOutcome};
+pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
 
 use super::Tools;
 use super::error::{ToolError, structured};
@@ -29,7 +29,7 @@ use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
 
 /// Most targets one wait may watch.
-pub const MAX_TARGETS: usize = 16;
+pub(crate) const MAX_TARGETS: usize = 16;
 const MIN_TIMEOUT_MS: u64 = 100;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 const DEFAULT_TIMEOUT_MS: u64 = 60_000;
@@ -45,7 +45,7 @@ const DEFAULT_UNTIL: [UntilStatus; 4] = [
 /// program never reported).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum UntilStatus {
+pub(crate) enum UntilStatus {
     Idle,
     Done,
     Blocked,
@@ -68,7 +68,7 @@ impl UntilStatus {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitTarget {
+pub(crate) struct WaitTarget {
     /// Terminal address, e.g. "t1" or "machine/t7".
     #[serde(deserialize_with = "address")]
     #[schemars(length(min = 1, max = 128))]
@@ -84,7 +84,7 @@ pub struct WaitTarget {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitForStatusArgs {
+pub(crate) struct WaitForStatusArgs {
     /// 1-16 terminals to watch; the wait ends when ANY of them qualifies.
     pub targets: Vec<WaitTarget>,
     /// States that end the wait. Default ["done", "blocked", "error", "idle"].
@@ -249,7 +249,7 @@ fn judge(
     (fresh && until.iter().any(|u| u.matches(record.status))).then_some(WaitOutcome::Reached)
 }
 
-pub async fn run(
+pub(crate) async fn run(
     tools: &Tools,
     args: WaitForStatusArgs,
     context: &RequestContext<RoleServer>,

@@ -14,7 +14,7 @@ use crate::tools::wait;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum WaitOutcome {
+pub(crate) enum WaitOutcome {
     /// A target reached one of the `until` states.
     Reached,
     /// Nothing qualified within timeout_ms.
@@ -32,7 +32,7 @@ pub enum WaitOutcome {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct TargetState {
+pub(crate) struct TargetState {
     pub address: String,
     pub created_ms: Option<i64>,
     /// Last status seen; null if the target was never seen.
@@ -42,7 +42,7 @@ pub struct TargetState {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Screen {
+pub(crate) struct Screen {
     pub text: String,
     pub total_chars: usize,
     pub truncated: bool,
@@ -51,7 +51,7 @@ pub struct Screen {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WaitForStatusOutput {
+pub(crate) struct WaitForStatusOutput {
     pub outcome: WaitOutcome,
     pub core_id: String,
     /// The target that ended the wait (null on timeout).

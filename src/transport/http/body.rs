@@ -45,10 +45,14 @@ const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// UTF-8 at worst, JSON escapes aside); anything bigger is not a tool call.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// A client gets this long to send its whole body.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads the whole body within [`BODY_READ_TIMEOUT`], then routes.
-pub async fn buffer(State(tools): State<Arc<Tools>>, request: Request, next: Next) -> Response {
+pub(super) async fn buffer(
+    State(tools): State<Arc<Tools>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
         Err(_) => return Denial::RequestTimeout.into_response(),

@@ -13,12 +13,12 @@ use crate::transport::http::auth::oauth::Rejection;
 
 /// What a refusal says in the log: the reason, never the token or a claim.
 #[derive(Debug, Clone)]
-pub struct RefusedBecause(pub String);
+pub(super) struct RefusedBecause(pub String);
 
 /// The `WWW-Authenticate` challenges and the short bodies of 401 and 403:
 /// in oauth mode they name the metadata URL and the scope needed (MCP
 /// authorization; RFC 6750 section 3), in token mode just the scheme.
-pub struct Challenges {
+pub(super) struct Challenges {
     /// The protected-resource metadata URL (oauth mode).
     metadata_url: Option<String>,
     read_scope: String,
@@ -26,7 +26,7 @@ pub struct Challenges {
 }
 
 impl Challenges {
-    pub fn new(auth: &Authenticator) -> Challenges {
+    pub(super) fn new(auth: &Authenticator) -> Challenges {
         match auth {
             Authenticator::OAuth(server) => Challenges {
                 metadata_url: Some(server.config().metadata_url()),
@@ -43,7 +43,7 @@ impl Challenges {
     }
 
     /// 401: no token (`refused` None), or a token refused for `refused`.
-    pub fn unauthorized(&self, refused: Option<&str>) -> Response {
+    pub(super) fn unauthorized(&self, refused: Option<&str>) -> Response {
         let mut challenge = "Bearer".to_owned();
         let mut fields = Vec::new();
         if let Some(url) = &self.metadata_url {
@@ -74,7 +74,7 @@ impl Challenges {
 
     /// 403 `insufficient_scope` for `send_prompt` without the send scope:
     /// MCP's step-up challenge. Nothing is sent.
-    pub fn insufficient_send(&self) -> Response {
+    pub(super) fn insufficient_send(&self) -> Response {
         self.insufficient(
             &self.send_scope,
             "send_prompt needs the send scope; this token may only read",
@@ -82,7 +82,7 @@ impl Challenges {
     }
 
     /// 403 for a valid token that grants none of this server's scopes.
-    pub fn insufficient_read(&self) -> Response {
+    pub(super) fn insufficient_read(&self) -> Response {
         self.insufficient(
             &self.read_scope,
             "this token grants none of this server's scopes",
@@ -113,7 +113,7 @@ impl Challenges {
 
 /// 429 or 503 with `Retry-After`: the token could not be checked now (it
 /// says nothing about the token, so the client keeps it and retries).
-pub fn retry_later(rejection: Rejection) -> Response {
+pub(super) fn retry_later(rejection: Rejection) -> Response {
     let status = if rejection == Rejection::IntrospectionRateLimited {
         StatusCode::TOO_MANY_REQUESTS
     } else {
@@ -131,7 +131,7 @@ pub fn retry_later(rejection: Rejection) -> Response {
     response
 }
 
-pub fn forbidden(why: &str) -> Response {
+pub(super) fn forbidden(why: &str) -> Response {
     refusal(
         StatusCode::FORBIDDEN,
         None,

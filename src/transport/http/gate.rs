@@ -19,8 +19,8 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 
-use super::challenges::{Challenges, forbidden, retry_later};
 use super::admission::slots::Slot;
+use super::challenges::{Challenges, forbidden, retry_later};
 use crate::caller::Caller;
 use crate::config::HttpConfig;
 use crate::transport::http::auth::Authenticator;
@@ -38,7 +38,7 @@ const WELL_KNOWN_PATHS: [&str; 2] = [
 /// calls/s on 2 cores), so it never caps legitimate load.
 const REQUESTS_PER_SECOND: u32 = 20_000;
 
-pub struct Gate {
+pub(super) struct Gate {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     auth: Authenticator,
@@ -47,7 +47,7 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(http: &HttpConfig, auth: Authenticator) -> Gate {
+    pub(super) fn new(http: &HttpConfig, auth: Authenticator) -> Gate {
         let challenges = Arc::new(Challenges::new(&auth));
         Gate {
             allowed_hosts: http.allowed_hosts().to_vec(),
@@ -185,7 +185,7 @@ fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
 
 /// The address a request's connection comes from (the proxy's, behind one).
 #[derive(Debug, Clone, Copy)]
-pub struct PeerAddr(pub IpAddr);
+pub(super) struct PeerAddr(pub IpAddr);
 
 /// The gate as axum middleware.
 /// A request that passes proves its connection (see `slots`).
@@ -206,7 +206,7 @@ pub struct PeerAddr(pub IpAddr);
 /// POSTing `initialize` without a token, each on a fresh connection, read
 /// the 401 and its `WWW-Authenticate` 1,000 times of 1,000 with its
 /// 150-byte body and 1,000 of 1,000 with a body at the 64 KiB cap.
-pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+pub(super) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let slot = request.extensions().get::<Arc<Slot>>().cloned();
     let peer = request.extensions().get::<PeerAddr>().map(|p| p.0);
     let checked = gate
@@ -252,7 +252,7 @@ fn is_well_known(method: &Method, uri: &Uri) -> bool {
 
 /// What the gate (and the body reader) answers instead of routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Denial {
+pub(super) enum Denial {
     NotFound,
     TooManyRequests,
     PayloadTooLarge,

@@ -23,7 +23,7 @@ use crate::escape::printable;
 const LINES_PER_SECOND: u32 = 5;
 const BURST: u32 = 20;
 
-pub struct RefusalLog {
+pub(super) struct RefusalLog {
     limiter: DefaultDirectRateLimiter,
     suppressed: AtomicU64,
 }
@@ -61,7 +61,11 @@ fn shown(value: Option<&HeaderValue>) -> String {
 /// Middleware, outermost: passes the request on, finishes the response
 /// (see `finish_response`), and logs it if it is a refusal. What a log line needs is
 /// kept as it came (cheap clones) and rendered only for a refusal.
-pub async fn log(State(log): State<Arc<RefusalLog>>, request: Request, next: Next) -> Response {
+pub(super) async fn log(
+    State(log): State<Arc<RefusalLog>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let host = request.headers().get(HOST).cloned();
     let origin = request.headers().get(ORIGIN).cloned();
     let uri = request.uri().clone();

@@ -21,9 +21,9 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower::service_fn;
 
-use super::gate::PeerAddr;
 use super::admission::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::admission::socket::Shared;
+use super::gate::PeerAddr;
 use super::{MCP_PATH, router};
 use crate::escape::printable;
 use crate::tools::Tools;
@@ -31,7 +31,7 @@ use crate::transport::http::{HttpEndpoint, auth::Authenticator};
 
 /// A client gets this long to send its request headers (slowloris guard),
 /// and a kept-alive connection is closed after this long without a request.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest request head; a bigger one gets 431 and the connection closes.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.

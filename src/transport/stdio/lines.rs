@@ -26,7 +26,7 @@ const MAX_LINE_BYTES: usize = MAX_BODY_BYTES;
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
-pub struct Lines {
+pub(super) struct Lines {
     read: BufReader<Reader>,
     /// The line being read; a partial line survives a cancelled receive.
     line: Vec<u8>,
@@ -45,7 +45,7 @@ enum Line {
 }
 
 impl Lines {
-    pub fn new(reader: Reader, writer: Writer) -> Lines {
+    pub(super) fn new(reader: Reader, writer: Writer) -> Lines {
         Lines {
             read: BufReader::new(reader),
             line: Vec::new(),

@@ -12,7 +12,7 @@ use crate::hc::wire::{self, ErrorKind, PINNED_FRAMING, PINNED_GENERATION, PINNED
 
 /// Asks the core each read method and the unknown one, comparing every
 /// reply with the model.
-pub async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findings) {
+pub(super) async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findings) {
     let hello = serde_json::to_value(crate::hc::conn::hello_params()).expect("params encode");
     let Some(result) = call(model, &mut probe, findings, Ask::Hello, hello).await else {
         return;

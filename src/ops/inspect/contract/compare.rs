@@ -18,7 +18,12 @@ fn field_path(parent: &str, name: &str) -> String {
 }
 
 /// The differences of `value` (the result of `method`) from `schema`.
-pub fn reply(model: &Document, method: &str, schema: &Value, value: &Value) -> Vec<Difference> {
+pub(super) fn reply(
+    model: &Document,
+    method: &str,
+    schema: &Value,
+    value: &Value,
+) -> Vec<Difference> {
     let mut found = Vec::new();
     walk(model, method, schema, value, "", &mut found);
     found

@@ -29,11 +29,11 @@ use report::Findings;
 
 /// Terminals asked about one by one at most: enough to see each shape a
 /// core sends, few enough to stay quick on a large core.
-pub const MAX_TERMINALS: usize = 50;
+pub(crate) const MAX_TERMINALS: usize = 50;
 
 /// What the operator asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Check {
+pub(crate) struct Check {
     /// An OpenRPC document to compare with the model as well.
     pub schema: Option<PathBuf>,
     pub json: bool,
@@ -55,7 +55,7 @@ pub enum CheckError {
 /// Kinds of difference, in the order the report lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Group {
+pub(crate) enum Group {
     /// The core could not be reached, or stopped answering.
     Unreachable,
     /// Version, generation or framing other than the pins.
@@ -98,7 +98,7 @@ impl Group {
 /// Where a difference was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Source {
+pub(crate) enum Source {
     Core,
     /// The `--schema` document.
     Document,
@@ -106,7 +106,7 @@ pub enum Source {
 
 /// One difference from the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Difference {
+pub(crate) struct Difference {
     pub group: Group,
     pub source: Source,
     pub method: String,
@@ -116,7 +116,7 @@ pub struct Difference {
 }
 
 impl Difference {
-    pub fn new(group: Group, method: &str, field: &str, detail: String) -> Difference {
+    pub(crate) fn new(group: Group, method: &str, field: &str, detail: String) -> Difference {
         Difference {
             group,
             source: Source::Core,
@@ -126,7 +126,7 @@ impl Difference {
         }
     }
 
-    pub fn schema(group: Group, method: &str, field: &str, detail: String) -> Difference {
+    pub(crate) fn schema(group: Group, method: &str, field: &str, detail: String) -> Difference {
         Difference {
             source: Source::Document,
             ..Difference::new(group, method, field, detail)
@@ -135,14 +135,14 @@ impl Difference {
 }
 
 /// The outcome: what was found, ready to print.
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     pub text: String,
     pub differences: usize,
 }
 
 /// Runs the check against the core of `config` (and the document of
 /// `check.schema`).
-pub async fn run(config: &Config, check: &Check) -> Result<CheckReport, CheckError> {
+pub(crate) async fn run(config: &Config, check: &Check) -> Result<CheckReport, CheckError> {
     let model = Document::model();
     let document = match &check.schema {
         Some(path) => {

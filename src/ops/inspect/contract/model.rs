@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 /// An OpenRPC document, parsed.
-pub struct Document {
+pub(super) struct Document {
     root: Value,
 }
 
@@ -16,11 +16,11 @@ const MAX_REF_DEPTH: usize = 16;
 
 impl Document {
     /// The modelled contract.
-    pub fn model() -> Document {
+    pub(super) fn model() -> Document {
         Document::parse(crate::hc::wire::CONTRACT_DOCUMENT).expect("the model is valid JSON")
     }
 
-    pub fn parse(text: &str) -> Result<Document, String> {
+    pub(super) fn parse(text: &str) -> Result<Document, String> {
         let root: Value =
             serde_json::from_str(text).map_err(|e| format!("not a JSON document ({e})"))?;
         if !root.get("methods").is_some_and(Value::is_array) {
@@ -30,7 +30,7 @@ impl Document {
     }
 
     /// The methods it names, in its order.
-    pub fn method_names(&self) -> Vec<String> {
+    pub(super) fn method_names(&self) -> Vec<String> {
         self.methods()
             .filter_map(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
             .collect()
@@ -46,13 +46,13 @@ impl Document {
     }
 
     /// The result schema of `method`, `$ref`s resolved at its top.
-    pub fn result(&self, method: &str) -> Option<&Value> {
+    pub(super) fn result(&self, method: &str) -> Option<&Value> {
         let schema = self.method(method)?.get("result")?.get("schema")?;
         self.resolve(schema)
     }
 
     /// The params of `method`: (name, required, schema).
-    pub fn params(&self, method: &str) -> Vec<(String, bool, &Value)> {
+    pub(super) fn params(&self, method: &str) -> Vec<(String, bool, &Value)> {
         let Some(params) = self
             .method(method)
             .and_then(|m| m.get("params"))
@@ -72,7 +72,7 @@ impl Document {
     }
 
     /// `schema` with any chain of local `$ref`s followed.
-    pub fn resolve<'a>(&'a self, mut schema: &'a Value) -> Option<&'a Value> {
+    pub(super) fn resolve<'a>(&'a self, mut schema: &'a Value) -> Option<&'a Value> {
         for _ in 0..MAX_REF_DEPTH {
             let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
                 return Some(schema);
@@ -83,7 +83,7 @@ impl Document {
     }
 
     /// The properties of an object schema: (name, required, schema).
-    pub fn properties<'a>(&'a self, schema: &'a Value) -> Vec<(&'a str, bool, &'a Value)> {
+    pub(super) fn properties<'a>(&'a self, schema: &'a Value) -> Vec<(&'a str, bool, &'a Value)> {
         let required: Vec<&str> = schema
             .get("required")
             .and_then(Value::as_array)
@@ -107,7 +107,7 @@ impl Document {
 
 /// The JSON type names a schema allows (`type`, a word or a list); empty
 /// when it does not say.
-pub fn types(schema: &Value) -> Vec<&str> {
+pub(super) fn types(schema: &Value) -> Vec<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
@@ -116,7 +116,7 @@ pub fn types(schema: &Value) -> Vec<&str> {
 }
 
 /// The JSON type name of `value` ("integer" for whole numbers).
-pub fn type_of(value: &Value) -> &'static str {
+pub(super) fn type_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -130,14 +130,14 @@ pub fn type_of(value: &Value) -> &'static str {
 
 /// Whether a value of JSON type `found` is one of `allowed` (an integer is
 /// a number too).
-pub fn type_allowed(allowed: &[&str], found: &str) -> bool {
+pub(super) fn type_allowed(allowed: &[&str], found: &str) -> bool {
     allowed.is_empty()
         || allowed.contains(&found)
         || (found == "integer" && allowed.contains(&"number"))
 }
 
 /// A schema's allowed values (`enum`, or `const` as one), if it lists them.
-pub fn allowed_values(schema: &Value) -> Option<Vec<&Value>> {
+pub(super) fn allowed_values(schema: &Value) -> Option<Vec<&Value>> {
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return Some(values.iter().collect());
     }

@@ -22,9 +22,9 @@ use crate::hc::wire::Method;
 /// Bytes read for one reply at most: the adapter's own cap.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
 /// Bytes of a reply that is not JSON shown in hex.
-pub const SHOWN_BYTES: usize = 32;
+pub(super) const SHOWN_BYTES: usize = 32;
 /// The method asked to see how the core answers one it does not have.
-pub const UNKNOWN_METHOD: &str = "herdr_core_mcp.contract_probe";
+pub(super) const UNKNOWN_METHOD: &str = "herdr_core_mcp.contract_probe";
 /// Fields whose strings the record keeps as they are: the protocol's own
 /// words and the model's non-private facts. Every other string is kept
 /// only as its length and digest.
@@ -53,7 +53,7 @@ const SHAREABLE_FIELDS: [&str; 20] = [
 
 /// What the checker may ask: never a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ask {
+pub(super) enum Ask {
     Hello,
     List,
     Get,
@@ -63,7 +63,7 @@ pub enum Ask {
 }
 
 impl Ask {
-    pub fn method(self) -> &'static str {
+    pub(super) fn method(self) -> &'static str {
         match self {
             Ask::Hello => Method::Hello.as_str(),
             Ask::List => Method::List.as_str(),
@@ -76,7 +76,7 @@ impl Ask {
 
 /// What came back for one request.
 #[derive(Debug)]
-pub enum Received {
+pub(super) enum Received {
     /// One line of JSON.
     Json(Value),
     /// Bytes that are not one JSON line: how many, and the first ones.
@@ -89,7 +89,7 @@ pub enum Received {
     TooLarge,
 }
 
-pub struct Probe {
+pub(super) struct Probe {
     stream: UnixStream,
     buffer: Vec<u8>,
     next_id: u64,
@@ -100,7 +100,7 @@ pub struct Probe {
 impl Probe {
     /// Connects to the core at `socket`; `record` names the file every
     /// exchange is written to (created 0600, or truncated).
-    pub async fn connect(
+    pub(super) async fn connect(
         socket: &Path,
         timeout: Duration,
         record: Option<&Path>,
@@ -126,7 +126,7 @@ impl Probe {
     }
 
     /// Sends one request and reads its reply; the request's id with it.
-    pub async fn ask(&mut self, ask: Ask, params: Value) -> (u64, Received) {
+    pub(super) async fn ask(&mut self, ask: Ask, params: Value) -> (u64, Received) {
         let id = self.next_id;
         self.next_id += 1;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": ask.method(), "params": params});
@@ -215,7 +215,7 @@ fn not_json(bytes: &[u8]) -> Received {
 }
 
 /// Bytes as lowercase hex pairs, separated by spaces.
-pub fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -229,7 +229,7 @@ pub fn hex(bytes: &[u8]) -> String {
 /// cwds, argv, a foreground command line, labels, hints: anything a core
 /// may add) is replaced by its length and SHA-256, so the record can be
 /// shared. Objects and arrays keep their shape.
-pub fn redacted(message: &Value) -> Value {
+pub(super) fn redacted(message: &Value) -> Value {
     redacted_under(None, message)
 }
 

@@ -14,7 +14,7 @@ use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 /// Everything seen: the differences (each counted once per place), the
 /// core's version, and the calls made.
 #[derive(Default)]
-pub struct Findings {
+pub(super) struct Findings {
     /// (difference, how many times it was seen)
     differences: Vec<(Difference, usize)>,
     pub version: Option<String>,
@@ -27,7 +27,7 @@ pub struct Findings {
 }
 
 impl Findings {
-    pub fn add(&mut self, difference: Difference) {
+    pub(super) fn add(&mut self, difference: Difference) {
         match self.differences.iter_mut().find(|(d, _)| *d == difference) {
             Some((_, count)) => *count += 1,
             None => self.differences.push((difference, 1)),
@@ -38,7 +38,7 @@ impl Findings {
         self.differences.len()
     }
 
-    pub fn text(&self, socket: &Path, check: &Check) -> CheckReport {
+    pub(super) fn text(&self, socket: &Path, check: &Check) -> CheckReport {
         let mut out = format!(
             "checking hc at {} against the modelled contract (hc {PINNED_VERSION}, src/hc/hc-0.1.15.openrpc.json)\n",
             printable(&socket.display().to_string())
@@ -127,7 +127,7 @@ impl Findings {
         }
     }
 
-    pub fn json(&self, socket: &Path, check: &Check) -> CheckReport {
+    pub(super) fn json(&self, socket: &Path, check: &Check) -> CheckReport {
         let differences: Vec<Value> = self
             .differences
             .iter()

@@ -9,7 +9,7 @@ use super::model::{self, Document};
 use super::{Difference, Group};
 
 /// The differences of `theirs` from the model.
-pub fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
+pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
     let mut found = Vec::new();
     let their_methods = theirs.method_names();
     for method in ours.method_names() {

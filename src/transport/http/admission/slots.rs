@@ -55,9 +55,9 @@ use super::socket::{bytes_waiting, reset_on_close};
 
 /// Unproven connections kept while an idle one can be pushed out, when
 /// descriptors allow.
-pub const UNPROVEN_SLOTS: usize = 256;
+pub(crate) const UNPROVEN_SLOTS: usize = 256;
 /// Unproven connections at most (bounds memory under a flood).
-pub const UNPROVEN_HARD_LIMIT: usize = 4 * UNPROVEN_SLOTS;
+pub(crate) const UNPROVEN_HARD_LIMIT: usize = 4 * UNPROVEN_SLOTS;
 /// How long the accept loop waits for pushed-out connections to close
 /// when, counting them, the descriptors for connections are all in use.
 const LEAVING_WAIT: Duration = Duration::from_millis(100);
@@ -66,14 +66,14 @@ const LEAVING_WAIT: Duration = Duration::from_millis(100);
 const RESERVED_FDS: u64 = 64;
 /// How long a new connection has to send its request before, idle, it is
 /// first in line to make room. A real client writes as it connects.
-pub const GRACE: Duration = Duration::from_millis(250);
+pub(crate) const GRACE: Duration = Duration::from_millis(250);
 /// Slots past the bound for a newcomer when no unproven connection can be
 /// pushed out; only a credential checked without the IdP is accepted there.
-pub const RESERVE_SLOTS: usize = 32;
+pub(crate) const RESERVE_SLOTS: usize = 32;
 
 /// How many unproven connections may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// Kept while an idle one past its grace can be pushed out.
     pub share: usize,
     /// At most, reserve slots aside.
@@ -88,7 +88,7 @@ pub struct Bounds {
 impl Bounds {
     /// The bounds for a process that may open `fd_limit` descriptors: each
     /// connection holds one, and some are kept for everything else.
-    pub fn for_descriptors(fd_limit: u64) -> Bounds {
+    pub(crate) fn for_descriptors(fd_limit: u64) -> Bounds {
         let reserved = RESERVED_FDS.min(fd_limit / 2);
         let capacity = usize::try_from(fd_limit - reserved).unwrap_or(usize::MAX);
         let reserve = (capacity / 32).clamp(1, RESERVE_SLOTS);
@@ -114,7 +114,7 @@ impl Default for Bounds {
 }
 
 #[derive(Default)]
-pub struct Slots {
+pub(crate) struct Slots {
     inner: Mutex<Inner>,
     limits: Bounds,
     /// Signalled whenever a connection's slot is released.
@@ -184,14 +184,14 @@ impl State {
 }
 
 /// One connection's place; released when dropped.
-pub struct Slot {
+pub(crate) struct Slot {
     slots: Arc<Slots>,
     state: Arc<State>,
     proven: AtomicBool,
 }
 
 impl Slots {
-    pub fn new(limits: Bounds) -> Slots {
+    pub(crate) fn new(limits: Bounds) -> Slots {
         Slots {
             limits,
             ..Slots::default()
@@ -202,7 +202,7 @@ impl Slots {
     /// hold their descriptors and, counting them, the descriptors for
     /// connections are all in use: a flood's churn cannot outrun the closes
     /// and exhaust the descriptors an authorised client needs.
-    pub async fn room(&self) {
+    pub(crate) async fn room(&self) {
         let deadline = Instant::now() + LEAVING_WAIT;
         loop {
             let released = self.released.notified();
@@ -223,7 +223,7 @@ impl Slots {
 
     /// A slot for a newly accepted connection on `socket`, making room
     /// first; `None` when the connection must be closed at once.
-    pub fn admit(self: &Arc<Self>, socket: &Arc<TcpStream>) -> Option<Arc<Slot>> {
+    pub(crate) fn admit(self: &Arc<Self>, socket: &Arc<TcpStream>) -> Option<Arc<Slot>> {
         let socket = Arc::clone(socket);
         let now = Instant::now();
         let mut inner = self.inner.lock().expect("slots lock");
@@ -280,7 +280,7 @@ impl Slots {
     /// Pushes out the oldest parked connection, or else the oldest idle
     /// unproven one, whatever its age (descriptors ran out); whether there
     /// was one.
-    pub fn shed_idle(&self) -> bool {
+    pub(crate) fn shed_idle(&self) -> bool {
         let mut inner = self.inner.lock().expect("slots lock");
         let parked = inner.unproven.iter().position(|s| s.is_parked());
         let Some(at) = parked.or_else(|| inner.unproven.iter().position(|s| s.is_idle())) else {
@@ -300,30 +300,30 @@ impl Slots {
 
 impl Slot {
     /// Resolves when the connection is pushed out.
-    pub async fn evicted(&self) {
+    pub(crate) async fn evicted(&self) {
         self.state.evicted.cancelled().await;
     }
 
     /// Marks a request in service (`true`) or answered (`false`).
-    pub fn set_busy(&self, busy: bool) {
+    pub(crate) fn set_busy(&self, busy: bool) {
         self.state.busy.store(busy, Ordering::SeqCst);
     }
 
     /// Marks the connection's request as waiting on the identity provider
     /// (`true`) or not: while it waits it can be pushed out like an idle one.
-    pub fn set_waiting_on_idp(&self, waiting: bool) {
+    pub(crate) fn set_waiting_on_idp(&self, waiting: bool) {
         self.state.waiting_on_idp.store(waiting, Ordering::SeqCst);
     }
 
     /// Whether this connection holds a reserve slot, where only a
     /// credential checked without the IdP is accepted.
-    pub fn is_reserve(&self) -> bool {
+    pub(crate) fn is_reserve(&self) -> bool {
         self.state.reserve && !self.proven.load(Ordering::SeqCst)
     }
 
     /// A request of this connection was refused: it is no longer busy, and
     /// it can be pushed out whatever its socket holds.
-    pub fn refuse(&self) {
+    pub(crate) fn refuse(&self) {
         self.state.refused.store(true, Ordering::SeqCst);
         self.set_busy(false);
     }
@@ -332,7 +332,7 @@ impl Slot {
     /// be pushed out) and says so if it was refused, is unproven, and
     /// unproven connections fill their share; its socket should then stay
     /// open, idle, until pushed out (or the header read timeout).
-    pub fn park(&self) -> bool {
+    pub(crate) fn park(&self) -> bool {
         if !self.state.refused.load(Ordering::SeqCst) || self.proven.load(Ordering::SeqCst) {
             return false;
         }
@@ -346,7 +346,7 @@ impl Slot {
 
     /// The connection sent an authenticated request: it can no longer be
     /// pushed out (one already pushed out stays on its way out).
-    pub fn prove(&self) {
+    pub(crate) fn prove(&self) {
         if self.proven.load(Ordering::SeqCst) {
             return;
         }

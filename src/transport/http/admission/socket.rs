@@ -19,7 +19,7 @@ use tokio::net::TcpStream;
 /// down itself: the socket closes when its last handle goes (hyper's and
 /// the slot's), so a parked socket sends nothing, not even a FIN, until
 /// then.
-pub struct Shared(pub Arc<TcpStream>);
+pub(crate) struct Shared(pub Arc<TcpStream>);
 
 impl AsyncRead for Shared {
     fn poll_read(
@@ -86,13 +86,13 @@ impl AsyncWrite for Shared {
 /// Whether unread bytes wait on `socket`, asked of the kernel without
 /// consuming them (the socket is non-blocking: nothing to read is
 /// `WouldBlock`; a peer that has gone reads 0).
-pub fn bytes_waiting(socket: &TcpStream) -> bool {
+pub(crate) fn bytes_waiting(socket: &TcpStream) -> bool {
     let mut probe = [MaybeUninit::uninit(); 1];
     matches!(SockRef::from(socket).peek(&mut probe), Ok(n) if n > 0)
 }
 
 /// Makes closing `socket` send a reset instead of a FIN (SO_LINGER 0). A
 /// failure leaves an orderly close.
-pub fn reset_on_close(socket: &TcpStream) {
+pub(crate) fn reset_on_close(socket: &TcpStream) {
     let _ = SockRef::from(socket).set_linger(Some(Duration::ZERO));
 }

@@ -9,16 +9,16 @@ use std::sync::Mutex;
 use super::TokenVerdict;
 
 /// Tokens remembered at most.
-pub const MAX_ENTRIES: usize = 1024;
+pub(super) const MAX_ENTRIES: usize = 1024;
 
 #[derive(Default)]
-pub struct TokenCache {
+pub(super) struct TokenCache {
     entries: Mutex<HashMap<[u8; 32], (TokenVerdict, u64)>>,
 }
 
 impl TokenCache {
     /// The verdict on a token seen before, while it has not expired.
-    pub fn get(&self, digest: &[u8; 32], now: u64) -> Option<TokenVerdict> {
+    pub(super) fn get(&self, digest: &[u8; 32], now: u64) -> Option<TokenVerdict> {
         let mut entries = self.entries.lock().expect("token cache lock");
         match entries.get(digest) {
             Some((verdict, exp)) if now < *exp => Some(verdict.clone()),
@@ -32,7 +32,7 @@ impl TokenCache {
 
     /// Remembers a verdict until `exp` (seconds since the epoch). When full,
     /// expired entries go first, then the one closest to expiry.
-    pub fn put(&self, digest: [u8; 32], verdict: TokenVerdict, exp: u64, now: u64) {
+    pub(super) fn put(&self, digest: [u8; 32], verdict: TokenVerdict, exp: u64, now: u64) {
         if exp <= now {
             return;
         }

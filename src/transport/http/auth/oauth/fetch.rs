@@ -13,7 +13,7 @@ use url::Url;
 /// treated as down: cached keys keep working, and it is asked again later.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Largest document read: metadata and key sets are a few KiB.
-pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+pub(super) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {

@@ -45,7 +45,7 @@ const MAX_REFUSALS: usize = 4096;
 /// Peer addresses whose rate is tracked before the idle ones are dropped.
 const MAX_PEERS: usize = 1024;
 
-pub struct Introspector {
+pub(super) struct Introspector {
     fetcher: Fetcher,
     endpoint: Url,
     client_id: String,
@@ -58,7 +58,10 @@ pub struct Introspector {
 impl Introspector {
     /// Reads this resource server's client credentials from the variables
     /// the config names.
-    pub fn from_env(fetcher: Fetcher, config: &Introspection) -> Result<Introspector, StartError> {
+    pub(super) fn from_env(
+        fetcher: Fetcher,
+        config: &Introspection,
+    ) -> Result<Introspector, StartError> {
         let read = |key: &'static str, name: &str| {
             std::env::var(name)
                 .ok()
@@ -85,7 +88,7 @@ impl Introspector {
 
     /// The verdict on an opaque token (`digest` its SHA-256) presented by
     /// `peer`, asking the IdP only within the bounds of this module.
-    pub async fn introspect(
+    pub(super) async fn introspect(
         &self,
         token: &str,
         digest: &[u8; 32],

@@ -36,13 +36,13 @@ pub const MAX_KEYS: usize = 64;
 
 /// One verification key, and the algorithm it is pinned to, if the set
 /// names one.
-pub struct Key {
+pub(super) struct Key {
     pub decoding: DecodingKey,
     pub alg: Option<Algorithm>,
 }
 
 /// What a lookup by `kid` found.
-pub enum Lookup {
+pub(super) enum Lookup {
     Found(Arc<Key>),
     /// The set is known and has no such key (after a refetch, if one was due).
     Unknown,
@@ -88,7 +88,7 @@ struct Known {
     fetched_at: Option<Instant>,
 }
 
-pub struct Keys {
+pub(super) struct Keys {
     fetcher: Fetcher,
     issuer: String,
     jwks_override: Option<Url>,
@@ -98,7 +98,7 @@ pub struct Keys {
 }
 
 impl Keys {
-    pub fn new(fetcher: Fetcher, config: &OAuthConfig) -> Keys {
+    pub(super) fn new(fetcher: Fetcher, config: &OAuthConfig) -> Keys {
         Keys {
             fetcher,
             issuer: config.issuer().to_owned(),
@@ -110,7 +110,7 @@ impl Keys {
 
     /// The key named `kid`, refetching the set first if it is unknown and
     /// the last fetch is over a minute old, unless `may_fetch` is false.
-    pub async fn find(&self, kid: &str, may_fetch: bool) -> Lookup {
+    pub(super) async fn find(&self, kid: &str, may_fetch: bool) -> Lookup {
         let (found, due) = self.look(kid);
         match found {
             Some(Lookup::NotYetKnown) if !may_fetch => return Lookup::NeedsIdp,
@@ -153,18 +153,18 @@ impl Keys {
     }
 
     /// Whether any key set is known.
-    pub fn ready(&self) -> bool {
+    pub(super) fn ready(&self) -> bool {
         self.known.read().expect("keys lock").keys.is_some()
     }
 
     /// Discovers the JWKS location (once) and fetches the key set; how many
     /// usable keys it has.
-    pub async fn refresh(&self) -> Result<usize, String> {
+    pub(super) async fn refresh(&self) -> Result<usize, String> {
         self.refresh_set().await.map(|set| set.usable())
     }
 
     /// [`Keys::refresh`], with what the set held.
-    pub async fn refresh_set(&self) -> Result<Arc<KeySet>, String> {
+    pub(super) async fn refresh_set(&self) -> Result<Arc<KeySet>, String> {
         let known_uri = self.known.read().expect("keys lock").jwks_uri.clone();
         let jwks_uri = match known_uri {
             Some(uri) => uri,
@@ -247,7 +247,7 @@ impl Keys {
 
     /// Keeps the keys known: retries discovery until it succeeds, then
     /// refreshes now and then. Failures never drop keys already known.
-    pub async fn upkeep(self: Arc<Self>) {
+    pub(super) async fn upkeep(self: Arc<Self>) {
         let mut failures = 0u32;
         loop {
             let wait = match self.refresh().await {
