@@ -11,30 +11,9 @@
 
 mod support;
 
-mod approve;
-mod argument_errors;
-mod check_contract;
-mod config_safety;
-mod contract_document;
-mod core_client;
-mod fault_matrix;
-#[cfg(feature = "fuzzing")]
-mod fuzz_corpus;
-mod generated_files;
-mod hardening;
-mod http_flood;
-mod http_transport;
-mod inspect_core;
-mod lifecycle;
-mod oauth_mode;
-mod operator;
-mod operator_hardening;
-mod operator_pass;
-mod output_waits;
-mod pattern_costs;
-mod real_hc;
-mod restarts;
-mod send_record;
-mod stdio_tools;
-pub mod wait_tools;
-mod what_users_read;
+mod core;
+mod http;
+mod oauth;
+mod ops;
+mod process;
+mod tools;

@@ -4,10 +4,15 @@
 
 #![allow(dead_code)]
 
+pub mod commands;
+pub mod http;
 pub mod idp;
 pub mod in_process;
 pub mod limits;
 pub mod mcp;
+pub mod oauth;
+pub mod waits;
+pub mod world;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,14 @@
+//! The operator's commands: `inspect-core` and its contract check,
+//! `allow` / `revoke` and their lock, `doctor`, `reload`, `init` and
+//! `status`, the generated man page and completions, and what a first-time
+//! operator reads.
+
+mod approve;
+mod check_contract;
+mod config_locks;
+mod doctor_ends;
+mod generated_files;
+mod inspect_core;
+mod operator;
+mod operator_hardening;
+mod operator_pass;

@@ -1,0 +1,37 @@
+//! The tools end to end: rmcp's client drives the real adapter over stdio
+//! against the real simulator (`support::world`); the simulator's input log
+//! is the ground truth for what reached a terminal. By noun:
+//! - `sends`: `send_prompt` outcomes by status, refusal, core and fault.
+//! - `multiline`: multi-line prompts only where the operator allowed them.
+//! - `list_and_read`: `list_sessions` pages and cursors, `read_output` cuts.
+//! - `json_rpc`: what stdout carries, and answers to malformed lines.
+//! - `status_waits`, `output_waits`, `wait_lifetimes`: the bounded waits.
+//! - `send_record`: the audit file of sends.
+//! - `pattern_costs`: what a hostile `wait_for_output` pattern costs.
+//! - `what_users_read`: the answers and error lines, pinned.
+//!
+//! `tools_list_is_pinned` stays here: its snapshot is named after this module.
+
+mod json_rpc;
+mod list_and_read;
+mod multiline;
+mod output_waits;
+mod pattern_costs;
+mod send_record;
+mod sends;
+mod status_waits;
+mod wait_lifetimes;
+mod what_users_read;
+
+use serde_json::json;
+
+use crate::support::SimOptions;
+use crate::support::world::World;
+
+#[tokio::test]
+async fn tools_list_is_pinned() {
+    let world = World::new(SimOptions::agents(1), json!({})).await;
+    let tools = world.client.list_all_tools().await.expect("tools/list");
+    let tools = serde_json::to_value(&tools).unwrap();
+    insta::assert_json_snapshot!("tools_list", tools);
+}
