@@ -17,7 +17,9 @@ pub enum Loaded {
     /// The last reload found an invalid file: sends are refused until a
     /// valid one is loaded; reads go on under the last valid config.
     Refused {
+        /// What the reload found wrong with the file.
         why: Arc<ConfigError>,
+        /// The last valid config, which still governs reads and waits.
         last_valid: Arc<Config>,
     },
 }
@@ -42,6 +44,8 @@ impl Loaded {
     }
 }
 
+/// What every tool call shares: the core client, the audit record and the
+/// config in force. One per process.
 pub struct App {
     client: HcClient,
     audit: Audit,
@@ -49,6 +53,8 @@ pub struct App {
 }
 
 impl App {
+    /// The app with `config` in force, a core client of its socket and timeout,
+    /// and `audit`.
     pub fn new(config: Config, audit: Audit) -> App {
         App {
             client: HcClient::new(config.socket_path(), config.timeout()),
@@ -57,6 +63,7 @@ impl App {
         }
     }
 
+    /// The client of hc's socket (socket and timeout are fixed at start).
     pub fn client(&self) -> &HcClient {
         &self.client
     }

@@ -36,6 +36,8 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// The targets (module paths) whose events may pass below `warn`.
 const OWN_TARGET: &str = env!("CARGO_CRATE_NAME");
 
+/// Sends tracing to stderr through the bounded queue: levels from `RUST_LOG`
+/// (default `info`), other crates' events only at `warn` and `error`.
 pub fn init() {
     let levels = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let output = fmt::layer()

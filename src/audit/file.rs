@@ -31,21 +31,36 @@ pub enum AuditError {
         "cannot open auditLog {path} for appending: {source}; fix the path or its directory, or remove auditLog"
     )]
     Open {
+        /// The `auditLog` path.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// Its last component is a symbolic link.
     #[error("auditLog {path} is a symbolic link: name the file itself, a regular file of your own")]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The `auditLog` path.
+        path: PathBuf,
+    },
     /// It is a FIFO, a device, a socket or a directory.
     #[error(
         "auditLog {path} is not a regular file ({kind}): name a regular file of your own, e.g. ~/.local/state/herdr-core-mcp/audit.jsonl"
     )]
-    NotAFile { path: PathBuf, kind: &'static str },
+    NotAFile {
+        /// The `auditLog` path.
+        path: PathBuf,
+        /// What is there instead, e.g. `a FIFO`.
+        kind: &'static str,
+    },
     /// Someone else could read, change or replace it.
     #[error("auditLog {path} is refused: {why}")]
-    Unsafe { path: PathBuf, why: String },
+    Unsafe {
+        /// The `auditLog` path.
+        path: PathBuf,
+        /// Who else has access to it or its directories, and the fix.
+        why: String,
+    },
 }
 
 pub(super) struct AuditFile {

@@ -17,14 +17,19 @@ use crate::hc::wire::TerminalStatus;
 pub struct SendRecord<'a> {
     /// The core that answered the preflight, when one did.
     pub core_id: Option<&'a str>,
+    /// The terminal address the caller named.
     pub address: &'a str,
     /// The lifetime approved at preflight (or the one the caller named).
     pub created_ms: Option<i64>,
     /// The lifetime hc says the input reached, when it is another one.
     pub landed_created_ms: Option<i64>,
+    /// The send mode that governed the attempt.
     pub send_mode: SendMode,
+    /// The status the preflight `terminal.get` saw, when one ran.
     pub preflight_status: Option<TerminalStatus>,
+    /// Sent, not sent, or unknown.
     pub outcome: Outcome,
+    /// The stable reason code of the outcome.
     pub reason: ReasonCode,
     /// The prompt: only its length and digest are recorded.
     pub text: &'a str,
@@ -51,18 +56,24 @@ struct Line<'a> {
     caller: &'a Who,
 }
 
+/// What came of a send attempt: `sent`, `not_sent` or `unknown`.
+// Its variants keep plain comments: a doc comment on each would make
+// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
+// hosts show worse; the values are described above.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// hc accepted the input (the task is not necessarily done).
+    // hc accepted the input (the task is not necessarily done).
     Sent,
-    /// Nothing was written.
+    // Nothing was written.
     NotSent,
-    /// The input may or may not have landed: read the screen before deciding.
+    // The input may or may not have landed: read the screen before deciding.
     Unknown,
 }
 
 impl Outcome {
+    /// The outcome as the tool and the audit line spell it, e.g. `not_sent`.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Sent => "sent",
@@ -76,6 +87,10 @@ impl Outcome {
 /// `accepted_other_lifetime` (the input landed in another lifetime at the
 /// same address: isError) are sent; `post_dispatch_failure` and
 /// `internal_error` are unknown; every other one is not sent.
+// Its variants keep plain comments: a doc comment on each would make
+// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
+// hosts show worse; the values are described above.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
@@ -88,20 +103,36 @@ pub enum ReasonCode {
     InsufficientScope,
     // not_sent: the audit log cannot be written.
     AuditUnavailable,
+    // not_sent: `text` is empty.
     TextEmpty,
+    // not_sent: `text` has more than 16,000 characters.
     TextTooLong,
+    // not_sent: `text` holds a control character (TAB and LF too, unless the
+    // lifetime takes multi-line prompts).
     ControlCharacter,
+    // not_sent: the last reload found an invalid config.
     ConfigInvalid,
+    // not_sent: no `coreId` is configured.
     NoCoreId,
+    // not_sent: the request was cancelled before dispatch.
     Cancelled,
+    // not_sent: hc has no terminal at the address.
     NotFound,
+    // not_sent: the preflight `terminal.get` failed (hc down, a timeout...).
     PreflightFailed,
+    // not_sent: hc's core_id is not the configured `coreId` (hc restarted).
     CoreIdMismatch,
+    // not_sent: `created_ms` was given and the live terminal is another lifetime.
     LifetimeMismatch,
+    // not_sent: the terminal's program has exited.
     Finished,
+    // not_sent: the live (address, created_ms) is not on `sendAllowlist`.
     NotApproved,
+    // not_sent: `normal` mode, and the preflight status is neither idle nor done.
     StatusNotAllowed,
+    // not_sent: hc could not be reached to send; nothing was written.
     DispatchFailed,
+    // not_sent: hc's atomic `if` guard refused; nothing was written.
     StatusMismatch,
     // unknown: the request reached hc and no valid answer came back.
     PostDispatchFailure,
@@ -110,6 +141,7 @@ pub enum ReasonCode {
 }
 
 impl ReasonCode {
+    /// The reason as the tool and the audit line spell it, e.g. `not_approved`.
     pub fn as_str(self) -> &'static str {
         match self {
             ReasonCode::Accepted => "accepted",

@@ -42,7 +42,9 @@ pub enum Error {
     /// The HTTP port could not be bound.
     #[error("cannot listen on {address}: {source}; pick another http.port or stop what uses it")]
     Bind {
+        /// The loopback address and `http.port` it tried.
         address: SocketAddr,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -52,7 +54,9 @@ pub enum Error {
     /// A signal handler could not be installed.
     #[error("cannot install a {name} handler: {source}")]
     Signal {
+        /// The signals, as shown: `SIGHUP` or `SIGTERM/SIGINT`.
         name: &'static str,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -70,12 +74,18 @@ pub enum Error {
     Setup(#[from] crate::ops::setup::SetupError),
     /// `doctor` found problems (its lines say which, and the fixes).
     #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
-    Doctor { failed: usize },
+    Doctor {
+        /// How many checks failed.
+        failed: usize,
+    },
     /// `inspect-core --check-contract` found differences from the model.
     #[error(
         "{differences} difference(s) between this core and the modelled contract (listed above)"
     )]
-    Contract { differences: usize },
+    Contract {
+        /// How many differences were found.
+        differences: usize,
+    },
     /// `inspect-core --check-contract` could not run (a bad --schema or
     /// --record).
     #[error(transparent)]
@@ -86,6 +96,8 @@ pub enum Error {
 }
 
 impl Error {
+    /// The process's exit status: 2 for what the operator must fix in the
+    /// input, 1 for what went wrong while running.
     pub fn exit_code(&self) -> u8 {
         const USAGE: u8 = 2;
         const RUNTIME: u8 = 1;

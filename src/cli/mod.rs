@@ -21,6 +21,7 @@ use crate::config::SendMode;
 use crate::hc::wire::PINNED_VERSION;
 use crate::tools::PROTOCOL_VERSIONS;
 
+/// The command line: one subcommand and its flags.
 #[derive(Debug, Parser)]
 #[command(
     name = "herdr-core-mcp",
@@ -29,6 +30,7 @@ use crate::tools::PROTOCOL_VERSIONS;
     propagate_version = true
 )]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -41,11 +43,13 @@ pub struct ConfigArg {
     pub config: Option<PathBuf>,
 }
 
+/// What `herdr-core-mcp` can be asked to do.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over the transport named in the config (stdio or http).
     /// MCP hosts launch this directly.
     Serve {
+        /// The config to serve with (`--config`).
         #[command(flatten)]
         config: ConfigArg,
     },
@@ -53,6 +57,7 @@ pub enum Command {
     /// whether it is approved, read-only. This is how an operator learns
     /// the core_id and the (address, created_ms) pairs to approve.
     InspectCore {
+        /// The config that names hc's socket (`--config`).
         #[command(flatten)]
         config: ConfigArg,
         /// Print JSON instead of a table.
@@ -77,6 +82,7 @@ pub enum Command {
     /// shows the terminal, and writes coreId and its (address, created_ms)
     /// into the config. A running serve reloads on SIGHUP (see reload).
     Allow {
+        /// The config to approve the terminal in (`--config`).
         #[command(flatten)]
         config: ConfigArg,
         /// Also allow multi-line prompts (TAB and LF) for this terminal. Only
@@ -99,6 +105,7 @@ pub enum Command {
     /// Remove the approvals of ADDRESS from the config (nothing to remove is
     /// not an error). A running serve reloads on SIGHUP (see reload).
     Revoke {
+        /// The config to remove approvals from (`--config`).
         #[command(flatten)]
         config: ConfigArg,
         /// Terminal address, e.g. t1.
@@ -118,6 +125,7 @@ pub enum Command {
     /// config, token (HTTP), socket, handshake pins, coreId, each approval,
     /// port. Exits 0 only when every check passes.
     Doctor {
+        /// The config to check (`--config`).
         #[command(flatten)]
         config: ConfigArg,
         /// Print JSON: {"checks": [{"status", "check", "detail"}], "failed"}.
@@ -126,12 +134,14 @@ pub enum Command {
     },
     /// Tell every running serve of this config to reload it (SIGHUP).
     Reload {
+        /// The config whose serves are told to reload (`--config`).
         #[command(flatten)]
         config: ConfigArg,
     },
     /// Write a first, private config (folders 0700, file 0600; never over an
     /// existing one) and print the next steps.
     Init {
+        /// Where the new config is written (`--config`).
         #[command(flatten)]
         config: ConfigArg,
         /// hc's socket [default: $XDG_RUNTIME_DIR/herdr-core/hc.sock].

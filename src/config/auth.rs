@@ -15,21 +15,34 @@ use super::{Invalid, invalid};
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAuth {
+    /// `mode`: `token` (static bearer tokens) or `oauth`.
     pub mode: RawAuthMode,
+    /// `issuer`: the identity provider's issuer URL (oauth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
+    /// `resource`: the public URL of `/mcp` as clients reach it (oauth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// `audience`: the accepted `aud` values (default: the resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<String>>,
+    /// `scopes`: the read and send scope names (default `herdr.read`,
+    /// `herdr.send`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes: Option<RawScopes>,
+    /// `jwksUri`: the key set's URL, instead of the one the issuer's metadata
+    /// gives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jwks_uri: Option<String>,
+    /// `algorithms`: the accepted JWS algorithms (default RS256, PS256, ES256,
+    /// EdDSA).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithms: Option<Vec<String>>,
+    /// `clockSkewS`: the tolerance for `exp`, `nbf` and `iat`, in seconds
+    /// (default 60, at most 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_skew_s: Option<u64>,
+    /// `introspection`: RFC 7662 introspection for opaque tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub introspection: Option<RawIntrospection>,
 }
@@ -97,8 +110,11 @@ pub struct OAuthConfig {
 /// credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Introspection {
+    /// The introspection endpoint (`endpoint`).
     pub endpoint: Url,
+    /// The variable holding this resource server's client id (`clientIdEnv`).
     pub client_id_env: String,
+    /// The variable holding its client secret (`clientSecretEnv`).
     pub client_secret_env: String,
 }
 
@@ -119,10 +135,14 @@ impl OAuthConfig {
         &self.audience
     }
 
+    /// The scope that allows the read tools (`scopes.read`, default
+    /// `herdr.read`).
     pub fn read_scope(&self) -> &str {
         &self.read_scope
     }
 
+    /// The scope that also allows `send_prompt` (`scopes.send`, default
+    /// `herdr.send`).
     pub fn send_scope(&self) -> &str {
         &self.send_scope
     }
@@ -142,6 +162,7 @@ impl OAuthConfig {
         self.clock_skew
     }
 
+    /// Introspection for opaque tokens, when configured.
     pub fn introspection(&self) -> Option<&Introspection> {
         self.introspection.as_ref()
     }

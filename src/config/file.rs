@@ -42,7 +42,9 @@ const ROOT: u32 = 0;
 /// resolved), which is where it is rewritten.
 #[derive(Debug)]
 pub struct Checked {
+    /// The file's text.
     pub text: String,
+    /// Its real path (symlinks resolved), where it is rewritten.
     pub resolved: PathBuf,
 }
 

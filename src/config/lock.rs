@@ -21,12 +21,20 @@ pub enum LockError {
         lock = lock.display(),
         secs = LOCK_WAIT.as_secs()
     )]
-    Busy { path: PathBuf, lock: PathBuf },
+    Busy {
+        /// The config's real path.
+        path: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+    },
     /// The lock file cannot be opened or locked.
     #[error("cannot lock {path} with {lock}: {why}; the config is unchanged", path = path.display(), lock = lock.display())]
     Unusable {
+        /// The config's real path.
         path: PathBuf,
+        /// The lock file beside it.
         lock: PathBuf,
+        /// What failed.
         why: String,
     },
 }

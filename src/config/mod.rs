@@ -39,6 +39,7 @@ pub enum ConfigError {
         path = path.display()
     )]
     Missing {
+        /// The path, as given.
         path: PathBuf,
         /// A shell command that creates it, private from the first byte.
         create: String,
@@ -46,7 +47,9 @@ pub enum ConfigError {
     /// The file could not be opened or read.
     #[error("cannot read config {path}: {source}")]
     Read {
+        /// The path, as given.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -54,29 +57,52 @@ pub enum ConfigError {
     /// authority.
     #[error("config {path}{shown} is refused: it holds send authority, and {why}", path = path.display(), shown = if path == resolved { String::new() } else { format!(" (really {})", resolved.display()) })]
     Unsafe {
+        /// The path, as given.
         path: PathBuf,
+        /// Its real path (symlinks resolved).
         resolved: PathBuf,
+        /// What is wrong, and the fix.
         why: String,
     },
     /// The path is a directory, a FIFO, a socket, ...
     #[error("config {path} is {kind}, not a regular file: point --config at the JSON config file", path = path.display())]
-    NotAFile { path: PathBuf, kind: &'static str },
+    NotAFile {
+        /// The path, as given.
+        path: PathBuf,
+        /// What it is instead, e.g. `a directory`.
+        kind: &'static str,
+    },
     /// Too big to be a config.
     #[error("config {path} is larger than 1 MiB; it is not a herdr-core-mcp config")]
-    TooLarge { path: PathBuf },
+    TooLarge {
+        /// The path, as given.
+        path: PathBuf,
+    },
     /// Not JSON, or a key that does not exist, or a value of the wrong type.
     #[error("config {path}: {detail}")]
-    Parse { path: PathBuf, detail: String },
+    Parse {
+        /// The path, as given.
+        path: PathBuf,
+        /// What is wrong, and where: the key, or both lines of a repeated one.
+        detail: String,
+    },
     /// A value out of its documented range or shape.
     #[error("config {path}: `{key}` {problem}", key = invalid.key, problem = invalid.problem)]
-    Invalid { path: PathBuf, invalid: Invalid },
+    Invalid {
+        /// The path, as given.
+        path: PathBuf,
+        /// The key, and what is wrong with its value.
+        invalid: Invalid,
+    },
 }
 
 /// A value that parsed but is not valid: which key, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{key}` {problem}")]
 pub struct Invalid {
+    /// The key, as a path into the file, e.g. `http.auth.issuer`.
     pub key: String,
+    /// What is wrong with its value, worded to follow the key.
     pub problem: String,
 }
 
@@ -101,6 +127,7 @@ pub enum SendMode {
 }
 
 impl SendMode {
+    /// The mode as the config spells it: `idle-only` or `normal`.
     pub fn as_str(self) -> &'static str {
         match self {
             SendMode::IdleOnly => "idle-only",
@@ -113,7 +140,10 @@ impl SendMode {
 /// approves anything.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TerminalLifetime {
+    /// The terminal's address.
     pub address: String,
+    /// hc's `created_ms` of the lifetime: when it started, in ms since the
+    /// Unix epoch.
     pub created_ms: i64,
 }
 
@@ -138,7 +168,9 @@ impl Approval {
 /// The transport `serve` speaks; only HTTP has settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
+    /// MCP over stdin and stdout: the host starts `serve`.
     Stdio,
+    /// MCP over HTTP on the loopback, with the `http` block's settings.
     Http(HttpConfig),
 }
 
@@ -169,10 +201,12 @@ impl Config {
         })
     }
 
+    /// hc's socket (`socketPath`).
     pub fn socket_path(&self) -> &Path {
         &self.socket_path
     }
 
+    /// The transport `serve` speaks (`transport`).
     pub fn transport(&self) -> &Transport {
         &self.transport
     }
@@ -182,6 +216,7 @@ impl Config {
         self.core_id.as_ref()
     }
 
+    /// The top-level `sendMode`: the mode of every approval that names none.
     pub fn send_mode(&self) -> SendMode {
         self.send_mode
     }

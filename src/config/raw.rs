@@ -24,7 +24,9 @@ pub(super) const DEFAULT_WAIT_MAX_MS: u64 = 600_000;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLifetime {
+    /// `address`: the terminal's address.
     pub address: String,
+    /// `created_ms`: hc's `created_ms` of the lifetime.
     pub created_ms: i64,
     /// TAB and LF may be sent to this lifetime (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -34,11 +36,14 @@ pub struct RawLifetime {
     pub send_mode: Option<SendMode>,
 }
 
+/// `transport` as the file spells it.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, Default, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RawTransport {
+    /// `stdio` (the default): the MCP host starts `serve`.
     #[default]
     Stdio,
+    /// `http`: MCP over HTTP on the loopback.
     Http,
 }
 
@@ -46,34 +51,51 @@ pub enum RawTransport {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawConfig {
+    /// `socketPath`: hc's socket (required).
     pub socket_path: PathBuf,
+    /// `transport` (default stdio).
     #[serde(default)]
     pub transport: RawTransport,
+    /// `coreId`: the core_id sends are approved for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_id: Option<String>,
+    /// `sendMode`: the mode of every approval that names none (default
+    /// idle-only).
     #[serde(default)]
     pub send_mode: SendMode,
+    /// `sendAllowlist`: the approved terminal lifetimes (default none).
     #[serde(default)]
     pub send_allowlist: Vec<RawLifetime>,
+    /// `timeoutMs`: the bound of each core call, in ms (default 15,000).
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// `waitMaxMs`: the longest one wait call may wait, in ms (default
+    /// 600,000).
     #[serde(default = "default_wait_max_ms")]
     pub wait_max_ms: u64,
+    /// `auditLog`: the file each send attempt's audit line is also appended to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
+    /// `http`: the HTTP transport's settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<RawHttp>,
 }
 
+/// `http` as the file spells it.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawHttp {
+    /// `port`: the loopback port (default 8765).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u64>,
+    /// `allowedHosts`: the exact `Host` values accepted (default
+    /// `127.0.0.1:<port>` and `localhost:<port>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<Vec<String>>,
+    /// `allowedOrigins`: the exact `Origin` values accepted (default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_origins: Option<Vec<String>>,
+    /// `auth`: how HTTP callers authenticate (default token mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<super::auth::RawAuth>,
 }

@@ -30,7 +30,9 @@ const SCREEN_ONLY_LINES: u32 = 0;
 /// A result together with the core (handshake) that produced it.
 #[derive(Debug, Clone)]
 pub struct Answer<T> {
+    /// The handshake of the core that answered.
     pub core: Arc<Hello>,
+    /// What it answered.
     pub value: T,
 }
 
@@ -60,17 +62,25 @@ pub enum SendError {
 /// always false; only the guard varies.
 #[derive(Debug, Clone, Copy)]
 pub struct SendRequest<'a> {
+    /// `address`: the terminal to write to.
     pub address: &'a str,
+    /// `text`: what hc pastes.
     pub text: &'a str,
+    /// `if`: the status hc must see under its input lock before writing, or
+    /// none.
     pub guard: Option<SendGuard>,
 }
 
+/// The typed client of hc's socket: pooled, handshaken connections, every
+/// call bounded by one timeout.
 pub struct HcClient {
     pool: Pool,
     timeout: Duration,
 }
 
 impl HcClient {
+    /// A client of the socket at `socket_path`, each call bounded by
+    /// `timeout`; nothing is connected yet.
     pub fn new(socket_path: &Path, timeout: Duration) -> HcClient {
         HcClient {
             pool: Pool::new(socket_path),
@@ -78,6 +88,7 @@ impl HcClient {
         }
     }
 
+    /// The connections to hc.
     pub fn pool(&self) -> &Pool {
         &self.pool
     }
@@ -109,6 +120,7 @@ impl HcClient {
         })
     }
 
+    /// The record of the terminal at `address` (`terminal.get`).
     pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
         self.call(Method::Get, &GetParams { address }, |r: &TerminalRecord| {
             self.expect_address(Method::Get, address, &r.address)

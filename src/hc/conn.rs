@@ -30,6 +30,8 @@ pub fn hello_params() -> HelloParams<'static> {
     }
 }
 
+/// One connection to hc whose handshake passed the pins, and what that
+/// handshake said.
 pub struct Connection {
     framed: Framed,
     hello: Arc<Hello>,

@@ -37,6 +37,7 @@ impl From<CoreId> for String {
 }
 
 impl CoreId {
+    /// The core_id's text.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -15,18 +15,26 @@ use super::wire::{self, ErrorKind, Method};
 pub enum CoreError {
     /// Nothing exists at the configured socket path.
     #[error("no hc socket at {path}: start hc, or fix socketPath in the config")]
-    SocketMissing { path: PathBuf },
+    SocketMissing {
+        /// The socket path.
+        path: PathBuf,
+    },
 
     /// A file exists at the path but nobody accepts connections on it.
     #[error(
         "nobody is listening on {path} (stale socket or not a socket): start hc, or fix socketPath"
     )]
-    NotListening { path: PathBuf },
+    NotListening {
+        /// The socket path.
+        path: PathBuf,
+    },
 
     /// Connecting failed for another reason (permissions, ...).
     #[error("cannot connect to hc at {path}: {source}")]
     Connect {
+        /// The socket path.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -37,15 +45,24 @@ pub enum CoreError {
         pinned = wire::PINNED_VERSION
     )]
     HandshakePin {
+        /// The socket path.
         path: PathBuf,
+        /// The pin that differs: `version`, `generation` or `framing`.
         what: &'static str,
+        /// The pinned value.
         expected: String,
+        /// The value hc reported.
         actual: String,
     },
 
     /// hc refused the handshake itself (e.g. `unsupported_generation`).
     #[error("hc at {path} refused the handshake: {detail}; this adapter needs hc {pinned}", pinned = wire::PINNED_VERSION)]
-    HandshakeRefused { path: PathBuf, detail: String },
+    HandshakeRefused {
+        /// The socket path.
+        path: PathBuf,
+        /// hc's error `message`, and its `data` when sent.
+        detail: String,
+    },
 
     /// The whole call did not finish within `timeoutMs`.
     #[error(
@@ -53,8 +70,11 @@ pub enum CoreError {
         hint = not_hc_hint(*method)
     )]
     Timeout {
+        /// The socket path.
         path: PathBuf,
+        /// The hc method called.
         method: Method,
+        /// The bound that passed (`timeoutMs`), in ms.
         timeout_ms: u64,
     },
 
@@ -62,25 +82,41 @@ pub enum CoreError {
     #[error(
         "hc reply exceeded 1 MiB ({method} at {path}); the connection was dropped and nothing more was read"
     )]
-    ReplyTooLarge { path: PathBuf, method: Method },
+    ReplyTooLarge {
+        /// The socket path.
+        path: PathBuf,
+        /// The hc method called.
+        method: Method,
+    },
 
     /// The reply broke the JSON-RPC or result-shape rules of the contract.
     #[error("hc at {path} broke the protocol on {method}: {detail}; the connection was discarded{hint}", hint = not_hc_hint(*method))]
     Protocol {
+        /// The socket path.
         path: PathBuf,
+        /// The hc method called.
         method: Method,
+        /// Which rule the reply broke.
         detail: String,
     },
 
     /// hc closed the connection before answering.
     #[error("hc at {path} closed the connection before answering {method}{hint}", hint = not_hc_hint(*method))]
-    Closed { path: PathBuf, method: Method },
+    Closed {
+        /// The socket path.
+        path: PathBuf,
+        /// The hc method called.
+        method: Method,
+    },
 
     /// Reading or writing the socket failed.
     #[error("i/o error talking to hc at {path} during {method}: {source}")]
     Io {
+        /// The socket path.
         path: PathBuf,
+        /// The hc method called.
         method: Method,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -88,11 +124,15 @@ pub enum CoreError {
     /// hc answered with a JSON-RPC error.
     #[error("{}", rpc_message(*method, *code, message, kind.as_ref()))]
     Rpc {
+        /// The hc method called.
         method: Method,
+        /// The error's `code`.
         code: i64,
+        /// The error's `message`: shown, never read.
         message: String,
         /// Set only when code, message and `data.kind` agree on a documented kind.
         kind: Option<ErrorKind>,
+        /// The error's `data`, when sent.
         data: Option<Value>,
     },
 
@@ -101,7 +141,12 @@ pub enum CoreError {
     #[error(
         "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Approve again with herdr-core-mcp allow ADDRESS"
     )]
-    CoreChanged { expected: CoreId, actual: CoreId },
+    CoreChanged {
+        /// The core_id the send was approved for.
+        expected: CoreId,
+        /// The core_id the connection's handshake reported.
+        actual: CoreId,
+    },
 }
 
 /// The handshake is the first thing said on a socket: when it fails this

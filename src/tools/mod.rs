@@ -40,6 +40,8 @@ pub struct Tools {
 }
 
 impl Tools {
+    /// The tools over `app`, with a new random cursor key: cursors of another
+    /// process do not open.
     pub fn new(app: Arc<App>) -> Tools {
         Tools {
             app,
@@ -50,10 +52,12 @@ impl Tools {
         }
     }
 
+    /// The app below the tools: core client, audit record and config.
     pub fn app(&self) -> &App {
         &self.app
     }
 
+    /// The key that seals `list_sessions` cursors.
     pub fn cursors(&self) -> &CursorKey {
         &self.cursors
     }
@@ -66,6 +70,7 @@ impl Tools {
         &self.matchers
     }
 
+    /// The per-terminal send locks.
     pub fn send_locks(&self) -> &Arc<SendLocks> {
         &self.send_locks
     }

@@ -58,6 +58,8 @@ pub struct HerdrServer {
 
 #[tool_router]
 impl HerdrServer {
+    /// A server over the shared `tools`; the tool router is built once per
+    /// process.
     pub fn new(tools: Arc<Tools>) -> HerdrServer {
         // Built once per process: stateless HTTP makes a server per request,
         // and building the router (four tools, their schemas cloned and

@@ -152,7 +152,7 @@ struct IdleSockets {
 impl IdleSockets {
     /// Waits until every socket of the crowd has connected once.
     async fn all_connected(&self, count: usize) {
-        crate::support::eventually("every idle socket connected once", || {
+        crate::support::eventually("every idle socket connected once", async || {
             (self.connected.load(std::sync::atomic::Ordering::SeqCst) >= count).then_some(())
         })
         .await;
@@ -223,7 +223,7 @@ async fn a_flood_under_a_low_descriptor_limit_neither_starves_clients_nor_spins(
     .await;
     let (port, pid) = (adapter.port, adapter.child.id().expect("adapter pid"));
     let mut holder = hold_idle_sockets(port, IDLE);
-    crate::support::eventually("the idle sockets to take their share", || {
+    crate::support::eventually("the idle sockets to take their share", async || {
         (open_fds(pid) >= 40).then_some(())
     })
     .await;

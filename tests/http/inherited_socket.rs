@@ -111,7 +111,7 @@ async fn of_two_passed_sockets_the_first_is_served_and_the_other_named() {
         .await
         .expect("serve answers on the socket passed first");
     assert_eq!(response.status(), reqwest::StatusCode::UNAUTHORIZED);
-    crate::support::eventually("the warning about the other socket", || {
+    crate::support::eventually("the warning about the other socket", async || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains(

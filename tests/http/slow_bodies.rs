@@ -130,7 +130,7 @@ impl Flood {
 
     /// Waits until `count` heads have gone out.
     async fn reaches(&self, count: usize) {
-        eventually(&format!("{count} slow-body requests sent"), || {
+        eventually(&format!("{count} slow-body requests sent"), async || {
             (self.sent.load(Ordering::Relaxed) >= count as u64).then_some(())
         })
         .await;

@@ -132,15 +132,11 @@ async fn flood_beside_jwt_clients(peers: usize) {
     }
     // The adapter has taken in the whole crowd once each connection has
     // been answered (or closed), or has made the IdP introspect its token.
-    let deadline = Instant::now() + crate::support::PATIENCE;
-    loop {
+    crate::support::eventually("the crowd to be taken in", async || {
         let asked = introspections(&idp).await;
-        if answered.load(Ordering::SeqCst) + asked >= FLOOD as u64 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the crowd was never taken in");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (answered.load(Ordering::SeqCst) + asked >= FLOOD as u64).then_some(())
+    })
+    .await;
     let mut served = 0;
     let mut worst = Duration::ZERO;
     for jwt in &jwts {

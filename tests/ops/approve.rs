@@ -186,14 +186,10 @@ async fn sighup_reloads_approvals_and_a_broken_file_stops_only_sends() {
 }
 
 async fn wait_until(mut condition: impl AsyncFnMut() -> bool) {
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    while !condition().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the reload never took effect"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    crate::support::eventually("the reload to take effect", async || {
+        condition().await.then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]

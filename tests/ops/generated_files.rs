@@ -9,6 +9,7 @@
 //! be. A missing one fails its test and names `scripts/check-generated.sh`,
 //! which installs them (apt) and runs these tests: nothing is skipped.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -54,3 +55,31 @@ fn repo_file(path: &str) -> PathBuf {
 }
 
 // ---------------------------------------------------------------- bash
+
+/// The subcommands `--help` lists.
+fn subcommands() -> Vec<String> {
+    let help = generated(&["--help"]);
+    let listed: Vec<String> = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert!(listed.len() >= 8, "no commands found in --help:\n{help}");
+    listed
+}
+
+/// The long options `herdr-core-mcp SUB --help` lists (clap's own `help`
+/// subcommand takes none, nor `--help`).
+fn long_options(sub: &str) -> BTreeSet<String> {
+    if sub == "help" {
+        return BTreeSet::new();
+    }
+    let option = regex::Regex::new(r"^\s+(?:-\w, )?(--[A-Za-z0-9][A-Za-z0-9-]*)").unwrap();
+    generated(&[sub, "--help"])
+        .lines()
+        .skip_while(|line| !line.starts_with("Options:"))
+        .filter_map(|line| option.captures(line).map(|c| c[1].to_owned()))
+        .collect()
+}

@@ -205,24 +205,11 @@ async fn hostile_titles_reach_no_output_raw() {
         "emit",
         json!({"address": "t1", "text": format!("\u{1b}]2;{hostile}\u{7}")}),
     );
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    let title = loop {
-        let title = client
-            .get("t1")
-            .await
-            .unwrap()
-            .value
-            .title
-            .unwrap_or_default();
-        if title.contains("end") {
-            break title;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "title never set: {title:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let title = crate::support::eventually("the hostile title to be set", async || {
+        let title = client.get("t1").await.unwrap().value.title;
+        title.filter(|t| t.contains("end"))
+    })
+    .await;
     let raw: Vec<char> = title
         .chars()
         .filter(|c| herdr_core_mcp::escape::is_hazard(*c))

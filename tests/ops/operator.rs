@@ -180,7 +180,7 @@ async fn reload_signals_the_serve_of_that_config_and_only_it() {
         run_adapter(&["reload", "--config", config.to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains(&format!("(pid {pid})")), "{stdout}");
-    eventually("the reload in the log", || {
+    eventually("the reload in the log", async || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains("config reloaded")
@@ -226,7 +226,7 @@ async fn no_log_level_switches_off_the_audit_line() {
         mcp::send_prompt(&client, "t2", "hello").await;
         // The line reaches stderr through the log queue, a moment after the
         // answer.
-        let lines = eventually("the audit line on stderr", || {
+        let lines = eventually("the audit line on stderr", async || {
             let lines = audit_lines(&std::fs::read_to_string(&log).unwrap_or_default());
             (!lines.is_empty()).then_some(lines)
         })
@@ -238,7 +238,7 @@ async fn no_log_level_switches_off_the_audit_line() {
 
 /// The line `serve` logs after its start-up probe of hc.
 async fn start_probe_line(log: &Path) -> String {
-    eventually("the start probe line", || {
+    eventually("the start probe line", async || {
         std::fs::read_to_string(log)
             .unwrap_or_default()
             .lines()
@@ -272,7 +272,7 @@ async fn serve_says_at_start_what_it_found() {
     let absent = sim.config(json!({"socketPath": sim.dir.path().join("later.sock")}));
     let log = sim.dir.path().join("start-absent.stderr");
     let (client, _) = mcp::stdio_process((), &absent, &log).await;
-    eventually("the unreachable line", || {
+    eventually("the unreachable line", async || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains("not reachable")
@@ -321,7 +321,7 @@ async fn http_refusals_are_logged_with_reason_and_host_never_the_token() {
     for _ in 0..200 {
         send(post("evil\u{202e}elpmaxe.example", "x")).await;
     }
-    let log = eventually("the refusal lines", || {
+    let log = eventually("the refusal lines", async || {
         let log = std::fs::read_to_string(&stderr_log).unwrap_or_default();
         log.contains("suppressed_since_last").then_some(log)
     })

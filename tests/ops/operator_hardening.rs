@@ -44,7 +44,7 @@ async fn reload_signals_every_serve_of_this_binary_and_ignores_look_alikes() {
     let mut impostor = look_alike(sim.dir.path(), &config);
     let impostor_pid = impostor.id();
     // Its command line reads exactly as a serve's, once the shell runs.
-    eventually("the look-alike's command line", || {
+    eventually("the look-alike's command line", async || {
         let cmdline = std::fs::read(format!("/proc/{impostor_pid}/cmdline")).ok()?;
         cmdline
             .starts_with(b"herdr-core-mcp\0serve\0--config\0")
@@ -74,7 +74,7 @@ async fn reload_signals_every_serve_of_this_binary_and_ignores_look_alikes() {
         );
     }
     for log in &logs {
-        eventually("each serve's reload in its log", || {
+        eventually("each serve's reload in its log", async || {
             std::fs::read_to_string(log)
                 .unwrap_or_default()
                 .contains("config reloaded")

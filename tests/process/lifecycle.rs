@@ -121,9 +121,10 @@ async fn a_send_cancelled_during_preflight_sends_nothing() {
     let handle = mcp::start_call(&world.client, "send_prompt", args).await;
     world.sim.wait_for_calls("terminal.get", 0).await;
     handle.cancel(Some("changed my mind".into())).await.unwrap();
-    let audit =
-        crate::support::eventually("the audit line", || world.audit_lines().into_iter().next())
-            .await;
+    let audit = crate::support::eventually("the audit line", async || {
+        world.audit_lines().into_iter().next()
+    })
+    .await;
     assert!(
         audit.contains(r#""reason":"cancelled""#) && audit.contains(r#""outcome":"not_sent""#),
         "{audit}"
@@ -185,11 +186,11 @@ async fn no_rust_log_value_puts_prompts_or_screens_in_the_log() {
             .await;
             assert_eq!(mcp::structured(&sent)["outcome"], "sent", "{rust_log}");
             let marker = format!("reply: {secret}");
-            let deadline = Instant::now() + crate::support::PATIENCE;
-            while !hc.read("t1").await.unwrap().value.text.contains(&marker) {
-                assert!(Instant::now() < deadline, "no reply on screen");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            crate::support::eventually("the reply on screen", async || {
+                let text = hc.read("t1").await.unwrap().value.text;
+                text.contains(&marker).then_some(())
+            })
+            .await;
             // The agent reports done after printing its reply.
             wait_status(&hc, "t1", TerminalStatus::Done).await;
             let screen = call(&client, "read_output", json!({"address": "t1"})).await;
@@ -257,7 +258,7 @@ async fn the_audit_log_holds_one_line_per_attempt_even_after_a_sigkill() {
     // The always-on stream: the same lines on stderr, whatever RUST_LOG.
     // Log lines reach stderr through a queue that never blocks an answer,
     // so they may follow it by a moment; the file is the durable copy.
-    crate::support::eventually("three audit lines on stderr", || {
+    crate::support::eventually("three audit lines on stderr", async || {
         let stderr = std::fs::read_to_string(&stderr_log).unwrap();
         (crate::support::world::audit_lines(&stderr).len() == 3).then_some(())
     })

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::support::mcp::{self, Client, call, is_error, structured, text};
-use crate::support::{PATIENCE, Sim, SimOptions, run_adapter, send_signal};
+use crate::support::{Sim, SimOptions, run_adapter, send_signal};
 
 /// Long enough that a send or preflight is still waiting for its reply
 /// when the core is killed, well inside the adapter's timeout.
@@ -51,15 +51,11 @@ async fn list(client: &Client) -> CallToolResult {
 
 /// Polls `list_sessions` until `condition` holds on a successful page.
 async fn wait_for_listing(client: &Client, what: &str, condition: impl Fn(&Value) -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
+    crate::support::eventually(what, async || {
         let result = list(client).await;
-        if !is_error(&result) && condition(structured(&result)) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "never saw {what}: {result:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (!is_error(&result) && condition(structured(&result))).then_some(())
+    })
+    .await;
 }
 
 fn approved(listing: &Value, address: &str) -> bool {
@@ -76,7 +72,7 @@ fn calls(sim: &Sim, method: &str) -> u64 {
 }
 
 async fn wait_for_calls(sim: &Sim, method: &str, at_least: u64) {
-    crate::support::eventually(&format!("{at_least} {method} calls"), || {
+    crate::support::eventually(&format!("{at_least} {method} calls"), async || {
         (calls(sim, method) >= at_least).then_some(())
     })
     .await;
@@ -167,7 +163,7 @@ async fn a_core_killed_mid_load_fails_in_flight_calls_per_contract_and_the_adapt
         ("t2", in_flight("t2", "landed before the crash 2")),
         ("t3", in_flight("t3", "landed before the crash 3")),
     ];
-    crate::support::eventually("the three writes", || {
+    crate::support::eventually("the three writes", async || {
         let landed = (1..=3)
             .map(|i| writes_of(&sim, &format!("landed before the crash {i}")))
             .sum::<usize>();

@@ -91,7 +91,7 @@ impl HttpAdapter {
     pub async fn ready(&mut self) {
         let log = self.stderr_log.clone();
         let child = &mut self.child;
-        let served = super::eventually("the HTTP adapter to serve or exit", || {
+        let served = super::eventually("the HTTP adapter to serve or exit", async || {
             if let Ok(Some(_)) = child.try_wait() {
                 return Some(false);
             }

@@ -91,7 +91,7 @@ impl Sim {
 
     /// Waits until the simulator has seen more than `count` `method` calls.
     pub async fn wait_for_calls(&self, method: &str, count: u64) {
-        eventually(&format!("more than {count} {method} calls"), || {
+        eventually(&format!("more than {count} {method} calls"), async || {
             (self.calls(method) > count).then_some(())
         })
         .await;
@@ -134,15 +134,20 @@ pub fn write_config(dir: &Path, config: &Value) -> PathBuf {
     path
 }
 
-/// Waits until `condition` holds, failing after [`PATIENCE`].
-pub async fn eventually<T>(what: &str, mut condition: impl FnMut() -> Option<T>) -> T {
+/// How often [`eventually`] asks again.
+const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// Waits until `condition` yields a value, asking again every 20 ms, and
+/// fails naming `what` after [`PATIENCE`]. The one poll loop of the tests:
+/// a condition that can be awaited is awaited, never slept on.
+pub async fn eventually<T>(what: &str, mut condition: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + PATIENCE;
     loop {
-        if let Some(value) = condition() {
+        if let Some(value) = condition().await {
             return value;
         }
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(POLL_EVERY).await;
     }
 }
 

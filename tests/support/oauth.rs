@@ -136,16 +136,9 @@ pub async fn oauth_world(
 /// Waits until `token` is accepted (the adapter learns the IdP's keys in
 /// the background).
 pub async fn accepted(url: &str, token: &str) {
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    loop {
-        let (status, _, body) = post(url, Some(token), &initialize()).await;
-        if status == StatusCode::OK {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the token was never accepted: {status} {body}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    super::eventually("the token to be accepted", async || {
+        let (status, _, _) = post(url, Some(token), &initialize()).await;
+        (status == StatusCode::OK).then_some(())
+    })
+    .await;
 }

@@ -17,19 +17,11 @@ use super::{Sim, SimOptions};
 
 /// Polls `terminal.get` until `address` reports `status`.
 pub async fn wait_status(client: &HcClient, address: &str, status: TerminalStatus) {
-    let deadline = Instant::now() + crate::support::PATIENCE;
-    loop {
+    super::eventually(&format!("{address} to become {status}"), async || {
         let record = client.get(address).await.expect("terminal.get").value;
-        if record.status == status {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{address} never became {status} (is {})",
-            record.status
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (record.status == status).then_some(())
+    })
+    .await;
 }
 
 /// Simulator options: `n` agents that each answer after `delay_ms`.

@@ -76,7 +76,7 @@ impl World {
     /// adapter's reach its log through a queue, a moment after the answer)
     /// and returns them.
     pub async fn wait_audit_lines(&self, count: usize) -> Vec<String> {
-        crate::support::eventually(&format!("{count} audit lines"), || {
+        crate::support::eventually(&format!("{count} audit lines"), async || {
             let lines = self.audit_lines();
             (lines.len() >= count).then_some(lines)
         })

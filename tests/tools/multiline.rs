@@ -14,18 +14,11 @@ use crate::support::{Sim, SimOptions, in_process};
 
 /// The screen of `address` once it contains `needle`.
 async fn screen_with(world: &World, address: &str, needle: &str) -> String {
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    loop {
+    crate::support::eventually(&format!("{needle:?} on screen"), async || {
         let text = world.hc.read(address).await.unwrap().value.text;
-        if text.contains(needle) {
-            return text;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{needle:?} never on screen:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        text.contains(needle).then_some(text)
+    })
+    .await
 }
 
 #[tokio::test]

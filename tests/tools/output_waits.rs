@@ -206,7 +206,7 @@ async fn progress_arrives_and_cancellation_stops_the_reads() {
         "emit",
         json!({"address": "t1", "text": "\r\nsomething new\r\n"}),
     );
-    let progress = crate::support::eventually("a progress notification", || {
+    let progress = crate::support::eventually("a progress notification", async || {
         recorder.0.lock().unwrap().last().cloned()
     })
     .await;

@@ -5,7 +5,7 @@
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -83,18 +83,14 @@ async fn input_that_lands_in_a_new_lifetime_is_sent_flagged_and_audited_with_bot
 /// Waits until `address` reports idle, through `terminal.list` (which the
 /// held-back `terminal.get` does not slow).
 async fn wait_listed_idle(hc: &HcClient, address: &str) {
-    let deadline = Instant::now() + crate::support::PATIENCE;
-    loop {
+    crate::support::eventually(&format!("{address} listed idle"), async || {
         let listed = hc.list(false).await.expect("terminal.list").value.terminals;
-        if listed
+        listed
             .iter()
             .any(|t| t.address == address && t.status == TerminalStatus::Idle)
-        {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{address} never became idle");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+            .then_some(())
+    })
+    .await;
 }
 
 #[test]

@@ -228,7 +228,7 @@ async fn progress_arrives_and_cancellation_stops_polling() {
     let args = json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 60000});
     let handle = mcp::start_call(&client, "wait_for_status", args).await;
     // The first poll sees t1 for the first time: a progress notification.
-    crate::support::eventually("a progress notification", || {
+    crate::support::eventually("a progress notification", async || {
         recorder.0.lock().unwrap().first().cloned()
     })
     .await;

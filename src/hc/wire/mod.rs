@@ -39,10 +39,16 @@ pub const PINNED_FRAMING: &str = "plain";
 /// writes to a terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// `hc.hello`: the handshake, first on every connection.
     Hello,
+    /// `terminal.list`: every terminal, in one reply.
     List,
+    /// `terminal.get`: one terminal's record.
     Get,
+    /// `terminal.read`: one terminal's screen.
     Read,
+    /// `terminal.send`: paste text into a terminal and submit it (the only
+    /// writer).
     Send,
 }
 
@@ -56,6 +62,7 @@ impl Method {
         Method::Send,
     ];
 
+    /// The method's name on the wire, e.g. `terminal.send`.
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Hello => "hc.hello",
@@ -73,16 +80,23 @@ impl std::fmt::Display for Method {
     }
 }
 
+/// `hc.hello`'s `client` param: who is calling.
 #[derive(Debug, Serialize)]
 pub struct ClientInfo<'a> {
+    /// `name`: the adapter's crate name.
     pub name: &'a str,
+    /// `version`: the adapter's version.
     pub version: &'a str,
 }
 
+/// `hc.hello`'s params: the pins asked for, and who is calling.
 #[derive(Debug, Serialize)]
 pub struct HelloParams<'a> {
+    /// `generation`: the protocol generation asked for ([`PINNED_GENERATION`]).
     pub generation: u64,
+    /// `framing`: the line framing asked for ([`PINNED_FRAMING`]).
     pub framing: &'a str,
+    /// `client`: the adapter's name and version.
     pub client: ClientInfo<'a>,
 }
 
@@ -95,29 +109,49 @@ pub const CONTRACT_DOCUMENT: &str = include_str!("../hc-0.1.15.openrpc.json");
 /// required; `pid` and `started_ms` are only shown.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct Hello {
+    /// hc's `core_id`: this hc process incarnation, new at every hc start.
     pub core_id: CoreId,
+    /// hc's `version`; only [`PINNED_VERSION`] is accepted.
     pub version: String,
+    /// hc's `generation`; only [`PINNED_GENERATION`] is accepted.
     pub generation: u64,
+    /// hc's `framing`; only [`PINNED_FRAMING`] is accepted.
     pub framing: String,
+    /// hc's `pid`: its process id, when sent.
     #[serde(default)]
     pub pid: Option<u64>,
+    /// hc's `started_ms`: when it started, in ms since the Unix epoch, when
+    /// sent.
     #[serde(default)]
     pub started_ms: Option<i64>,
 }
 
-/// A terminal's state as the foreground program last reported it (OSC 7501).
+/// A terminal's state as the foreground program last reported it (OSC 7501):
+/// `idle`, `working`, `done`, `blocked` (waiting for a human decision),
+/// `error`, or `unknown` (none reported yet, or a word outside these six).
+// Its variants keep plain comments: a doc comment on each would make
+// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
+// hosts show worse; the values are described above.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TerminalStatus {
+    // Waiting for input.
     Idle,
+    // Busy with a task.
     Working,
+    // Finished a task, and waiting.
     Done,
+    // Waiting for a human decision (a dialog).
     Blocked,
+    // Reported an error.
     Error,
+    // No status reported yet, or a status word outside these six.
     Unknown,
 }
 
 impl TerminalStatus {
+    /// The status as hc spells it, e.g. `idle`.
     pub fn as_str(self) -> &'static str {
         match self {
             TerminalStatus::Idle => "idle",
@@ -168,35 +202,52 @@ impl TerminalStatus {
     }
 }
 
+/// `terminal.list`'s params.
 #[derive(Debug, Serialize)]
 pub struct ListParams {
+    /// `include_finished`: also list terminals whose program has exited.
     pub include_finished: bool,
 }
 
+/// `terminal.get`'s params.
 #[derive(Debug, Serialize)]
 pub struct GetParams<'a> {
+    /// `address`: the terminal asked for.
     pub address: &'a str,
 }
 
+/// `terminal.read`'s params.
 #[derive(Debug, Serialize)]
 pub struct ReadParams<'a> {
+    /// `address`: the terminal whose screen is read.
     pub address: &'a str,
+    /// `lines`: history lines to stitch in; the client always sends 0 (the
+    /// screen only).
     pub lines: u32,
 }
 
 /// `terminal.read`'s answer: the screen text and the status beside it.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct ReadResult {
+    /// hc's `address`: the terminal read.
     pub address: String,
+    /// hc's `created_ms`: the lifetime read, in ms since the Unix epoch.
     pub created_ms: i64,
+    /// hc's `text`: the screen's rows joined by `\n`, trailing blanks trimmed.
     pub text: String,
+    /// hc's `complete`: false when the screen was caught mid-update or not
+    /// wholly captured.
     pub complete: bool,
+    /// hc's `rows`: the screen's height, when sent.
     #[serde(default)]
     pub rows: Option<u32>,
+    /// hc's `cols`: the screen's width, when sent.
     #[serde(default)]
     pub cols: Option<u32>,
+    /// hc's `status`, read as [`TerminalStatus::from_reported`] reads it.
     #[serde(deserialize_with = "reported_status")]
     pub status: TerminalStatus,
+    /// hc's `status_seq`: one more at every status change of the terminal.
     pub status_seq: u64,
 }
 
@@ -208,13 +259,19 @@ fn reported_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TerminalSta
 
 /// The status hc compares under its input lock before writing (`if`).
 /// hc 0.1.15 cannot express `done`.
+// Its variants keep plain comments: a doc comment on each would make
+// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
+// hosts show worse; the values are described above.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SendGuard {
+    // Write only while the terminal is idle (`"if": "idle"`).
     Idle,
 }
 
 impl SendGuard {
+    /// The guard as hc spells it in `if`.
     pub fn as_str(self) -> &'static str {
         match self {
             SendGuard::Idle => "idle",
@@ -222,11 +279,17 @@ impl SendGuard {
     }
 }
 
+/// `terminal.send`'s params.
 #[derive(Debug, Serialize)]
 pub struct SendParams<'a> {
+    /// `address`: the terminal to write to.
     pub address: &'a str,
+    /// `text`: what hc pastes.
     pub text: &'a str,
+    /// `submit`: whether hc sends the terminal's submit key after the paste.
     pub submit: bool,
+    /// `if`: the status hc compares under its input lock before writing;
+    /// left out when none.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     pub guard: Option<SendGuard>,
     /// Always false: `force` would skip the blocked refusal and the
@@ -237,11 +300,18 @@ pub struct SendParams<'a> {
 /// `terminal.send`'s answer: the input was accepted (not: the task is done).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct SendResult {
+    /// hc's `address`: the terminal written to.
     pub address: String,
+    /// hc's `created_ms`: the lifetime the input reached.
     pub created_ms: i64,
+    /// hc's `accepted`: true when hc took the input (the client refuses
+    /// anything else).
     pub accepted: bool,
+    /// hc's `status` right after enqueueing, read as
+    /// [`TerminalStatus::from_reported`] reads it.
     #[serde(deserialize_with = "reported_status")]
     pub status: TerminalStatus,
+    /// hc's `status_seq` with that status.
     pub status_seq: u64,
 }
 
@@ -250,12 +320,21 @@ pub struct SendResult {
 /// `unknown method "x"`), shown but never read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// -32000 `status_mismatch`: the `if` guard failed; nothing was written.
     StatusMismatch,
+    /// -32001 `not_found`: no terminal at that address.
     NotFound,
+    /// -32002 `finished`: the terminal's program has exited.
     Finished,
+    /// -32003 `blocked`: the program is blocked and the send had no `force`.
     Blocked,
+    /// -32004 `busy`: the input queue is full or the keyboard-quiet wait timed
+    /// out.
     Busy,
+    /// -32010 `unsupported_generation`: the handshake asked for a generation
+    /// hc does not speak.
     UnsupportedGeneration,
+    /// -32099 `internal`: anything else.
     Internal,
 }
 
@@ -270,6 +349,7 @@ impl ErrorKind {
         ErrorKind::Internal,
     ];
 
+    /// The JSON-RPC `code` hc answers this kind with.
     pub fn code(self) -> i64 {
         match self {
             ErrorKind::StatusMismatch => -32000,
@@ -282,6 +362,7 @@ impl ErrorKind {
         }
     }
 
+    /// The `data.kind` hc names this kind with.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::StatusMismatch => "status_mismatch",

@@ -68,21 +68,39 @@ fn is_invisible(c: char) -> bool {
 /// required; unknown fields are ignored and never passed on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TerminalRecord {
+    /// hc's `address`: a short id such as `t1` or `machine/t7`, reused after
+    /// a terminal is gone.
     pub address: String,
+    /// hc's `created_ms`: when this lifetime started, in ms since the Unix
+    /// epoch.
     pub created_ms: i64,
+    /// hc's `finished_ms`: when the program exited, in ms since the Unix
+    /// epoch; null while it runs.
     pub finished_ms: Option<i64>,
+    /// hc's `exit_code`: the program's exit code once it has exited; null
+    /// while it runs.
     pub exit_code: Option<i64>,
+    /// hc's `status`: the state the foreground program last reported.
     pub status: TerminalStatus,
     /// The status word hc reported when it is none of the six (then
     /// `status` is `unknown`); null otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reported_status: Option<String>,
+    /// hc's `status_seq`: one more at every status change of this terminal.
     pub status_seq: u64,
+    /// hc's `title`: the terminal's title; null when hc sent none.
     pub title: Option<String>,
+    /// hc's `cwd`: the working directory; null when hc sent none.
     pub cwd: Option<String>,
+    /// hc's `program`: the program's name (the `app` of its status reports);
+    /// null when hc sent none.
     pub program: Option<String>,
+    /// hc's `submit_key`: the key hc sends after a paste to submit it
+    /// (`enter` unless configured otherwise); null when hc sent none.
     pub submit_key: Option<String>,
+    /// hc's `rows`: the screen's height; null when hc sent none.
     pub rows: Option<u32>,
+    /// hc's `cols`: the screen's width; null when hc sent none.
     pub cols: Option<u32>,
 }
 
@@ -166,6 +184,7 @@ impl TerminalRecord {
 /// record hc sent in another shape never hides the others.
 #[derive(Debug, Deserialize)]
 pub struct ListResult {
+    /// hc's `terminals`: each record still unread.
     pub terminals: Vec<Box<serde_json::value::RawValue>>,
 }
 
@@ -173,7 +192,9 @@ pub struct ListResult {
 /// it had a readable one, and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct UnreadableRecord {
+    /// The record's `address`, when it had a readable one.
     pub address: Option<String>,
+    /// What was wrong with the record.
     pub problem: String,
 }
 

@@ -47,16 +47,24 @@ const MATCHING_THREADS: usize = 1;
 /// Why a pattern is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PatternError {
+    /// It is longer than [`MAX_PATTERN_CHARS`] characters.
     #[error("has {chars} characters; at most {MAX_PATTERN_CHARS}")]
-    TooLong { chars: usize },
+    TooLong {
+        /// Its length, in characters.
+        chars: usize,
+    },
+    /// It does not parse as a regular expression (the parser's message).
     #[error("is not a valid regular expression: {0}")]
     Invalid(String),
+    /// Its compiled program is over its size cap.
     #[error(
         "is too large once compiled (over {limit} bytes{}): use fewer or smaller repetitions, or ASCII classes such as (?-u:\\w) or [[:alnum:]] instead of \\w",
         if *.unicode_boundary { ", the limit for a pattern with a Unicode word boundary; (?-u:\\b) is an ASCII word boundary and is allowed in larger patterns" } else { "" }
     )]
     TooLarge {
+        /// The cap, in bytes.
         limit: usize,
+        /// Whether it holds a Unicode word boundary, which lowers the cap.
         unicode_boundary: bool,
     },
 }
@@ -134,6 +142,7 @@ pub struct LineMatcher {
 }
 
 impl LineMatcher {
+    /// A matcher of `pattern` that knows no line yet.
     pub fn new(pattern: Regex) -> LineMatcher {
         LineMatcher {
             pattern,

@@ -42,6 +42,8 @@ pub const DEFAULT_OUTPUT_CHARS: u32 = 4_000;
 /// `quiet_ms`, so a quiet period is judged on several reads.
 const QUIET_READS: u32 = 4;
 
+/// `wait_for_output`'s arguments: one terminal, and `pattern` and/or
+/// `quiet_ms` to wait for.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForOutputArgs {
@@ -144,6 +146,8 @@ impl OutputPlan {
     }
 }
 
+/// One `wait_for_output` call: checks the arguments, then reads the screen
+/// until it matches or settles, or the wait ends otherwise.
 pub async fn run(
     tools: &Tools,
     args: WaitForOutputArgs,

@@ -8,24 +8,29 @@ use crate::escape::{printable, printable_lines};
 use crate::hc::wire::TerminalStatus;
 use crate::tools::read_output::UNTRUSTED_NOTICE;
 
+/// How a `wait_for_output` call ended.
+// Its variants keep plain comments: a doc comment on each would make
+// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
+// hosts show worse; the values are described above.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitOutputOutcome {
-    /// The pattern is on a changed screen (and, with quiet_ms, it has then
-    /// been quiet that long).
+    // The pattern is on a changed screen (and, with quiet_ms, it has then
+    // been quiet that long).
     Matched,
-    /// The screen changed and has then stayed unchanged for quiet_ms.
+    // The screen changed and has then stayed unchanged for quiet_ms.
     Settled,
-    /// Nothing qualified within timeout_ms; the last screen is returned.
+    // Nothing qualified within timeout_ms; the last screen is returned.
     Timeout,
-    /// The terminal's program exited.
+    // The terminal's program exited.
     Finished,
-    /// The terminal no longer exists.
+    // The terminal no longer exists.
     Gone,
-    /// The terminal at the address is another lifetime than the one waited on.
+    // The terminal at the address is another lifetime than the one waited on.
     LifetimeMismatch,
-    /// hc restarted (another core_id) during the wait: the terminal waited
-    /// on is gone, even if a new one has the same address.
+    // hc restarted (another core_id) during the wait: the terminal waited
+    // on is gone, even if a new one has the same address.
     CoreRestarted,
 }
 
@@ -34,19 +39,28 @@ pub enum WaitOutputOutcome {
 pub struct OutputMatch {
     /// Its row on the screen, from 0 at the top.
     pub row: usize,
+    /// The line's text.
     pub line: String,
 }
 
+/// What `wait_for_output` answers: how the wait ended, the match, and the
+/// last screen's tail.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct WaitForOutputOutput {
+    /// How the wait ended.
     pub outcome: WaitOutputOutcome,
+    /// How long the wait took, in ms.
     pub elapsed_ms: u64,
     /// The timeout actually applied.
     pub timeout_ms: u64,
+    /// The terminal waited on.
     pub address: String,
+    /// The lifetime waited on: `created_ms` if given, else the first one seen;
+    /// null if none was seen.
     pub created_ms: Option<i64>,
     /// Status and sequence reported with the last screen.
     pub status: Option<TerminalStatus>,
+    /// The `status_seq` reported with that status.
     pub status_seq: Option<u64>,
     /// The first line matching pattern on the last screen, or null.
     #[serde(rename = "match")]
@@ -57,10 +71,13 @@ pub struct WaitForOutputOutput {
     pub polls: u64,
     /// The last `max_chars` characters of the last screen read.
     pub text: String,
+    /// Characters on the whole last screen.
     pub total_chars: usize,
+    /// True when `text` is only the end of the last screen.
     pub truncated: bool,
     /// hc's flag for the last screen: false when caught mid-update.
     pub complete: bool,
+    /// Said with every screen: its text is untrusted program output.
     pub notice: String,
 }
 

@@ -153,7 +153,9 @@ pub enum InheritError {
         "the socket passed in LISTEN_FDS listens on {bound}, but serve listens only on {address} (loopback and http.port): set ListenStream={address} in the .socket unit"
     )]
     Elsewhere {
+        /// Where the passed socket listens.
         bound: std::net::SocketAddr,
+        /// Where `serve` listens: `127.0.0.1:<http.port>`.
         address: std::net::SocketAddr,
     },
 }

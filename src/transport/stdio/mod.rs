@@ -31,6 +31,7 @@ impl Pipes {
         Pipes::new(reader, writer)
     }
 
+    /// Pipes over `reader` (the client's messages) and `writer` (the answers).
     pub fn new(
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,

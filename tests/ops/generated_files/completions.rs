@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{generated, run, text, tool};
+use super::{generated, long_options, run, subcommands, text, tool};
 
 /// Loads the script as a user's shell would, finds the function that
 /// `complete` registered for herdr-core-mcp, and calls it as readline does
@@ -64,34 +64,6 @@ impl Bash {
     fn complete(&self, words: &[&str]) -> Vec<String> {
         self.complete_in(self.dir.path(), words).0
     }
-}
-
-/// The subcommands `--help` lists.
-pub(super) fn subcommands() -> Vec<String> {
-    let help = generated(&["--help"]);
-    let listed: Vec<String> = help
-        .lines()
-        .skip_while(|line| !line.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|line| !line.trim().is_empty())
-        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
-        .collect();
-    assert!(listed.len() >= 8, "no commands found in --help:\n{help}");
-    listed
-}
-
-/// The long options `herdr-core-mcp SUB --help` lists (clap's own `help`
-/// subcommand takes none, nor `--help`).
-pub(super) fn long_options(sub: &str) -> BTreeSet<String> {
-    if sub == "help" {
-        return BTreeSet::new();
-    }
-    let option = regex::Regex::new(r"^\s+(?:-\w, )?(--[A-Za-z0-9][A-Za-z0-9-]*)").unwrap();
-    generated(&[sub, "--help"])
-        .lines()
-        .skip_while(|line| !line.starts_with("Options:"))
-        .filter_map(|line| option.captures(line).map(|c| c[1].to_owned()))
-        .collect()
 }
 
 #[test]

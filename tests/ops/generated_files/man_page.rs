@@ -4,8 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::completions::{long_options, subcommands};
-use super::{generated, repo_file, run, text, tool};
+use super::{generated, long_options, repo_file, run, subcommands, text, tool};
 
 struct Page {
     roff: String,

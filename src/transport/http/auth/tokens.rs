@@ -37,22 +37,28 @@ const PLACEHOLDER_MARKERS: [&str; 10] = [
     ">",
 ];
 
+/// Why `HERDR_MCP_TOKEN` was refused.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
+    /// It is not set, or empty.
     #[error(
         "{TOKEN_ENV} is not set; the HTTP transport needs a bearer token: export {TOKEN_ENV}=\"$(openssl rand -base64 32)\""
     )]
     Missing,
+    /// It is not valid UTF-8.
     #[error("{TOKEN_ENV} is not valid UTF-8; generate one with: openssl rand -base64 32")]
     NotUtf8,
+    /// It has fewer than [`MIN_TOKEN_BYTES`] bytes (its length).
     #[error(
         "{TOKEN_ENV} is {0} bytes; at least 32 are required: generate one with openssl rand -base64 32"
     )]
     TooShort(usize),
+    /// It holds a marker of a copied example (`changeme`, `example`, ...).
     #[error(
         "{TOKEN_ENV} looks like a placeholder, not a secret: generate one with openssl rand -base64 32"
     )]
     Placeholder,
+    /// It is not random (which test it failed).
     #[error("{TOKEN_ENV} is not random ({0}): generate one with openssl rand -base64 32")]
     LowEntropy(&'static str),
 }
@@ -73,10 +79,12 @@ impl TokenError {
 /// Why `HERDR_MCP_READ_TOKEN` was refused.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReadTokenError {
+    /// It breaks a rule `HERDR_MCP_TOKEN` is held to (which, in a few words).
     #[error(
         "{READ_TOKEN_ENV} is refused: {0}: generate one with openssl rand -base64 32, or unset it"
     )]
     Weak(String),
+    /// It equals `HERDR_MCP_TOKEN`.
     #[error(
         "{READ_TOKEN_ENV} equals {TOKEN_ENV}, so readers could send: give it its own value (openssl rand -base64 32)"
     )]
@@ -96,6 +104,7 @@ impl std::fmt::Debug for BearerToken {
 }
 
 impl BearerToken {
+    /// `HERDR_MCP_TOKEN`, validated.
     pub fn from_env() -> Result<BearerToken, TokenError> {
         match std::env::var(TOKEN_ENV) {
             Ok(value) => BearerToken::new(&value),
@@ -121,6 +130,8 @@ impl BearerToken {
         Ok(Some(read))
     }
 
+    /// `token`, when it is strong enough: at least [`MIN_TOKEN_BYTES`] bytes,
+    /// no placeholder, and random-looking.
     pub fn new(token: &str) -> Result<BearerToken, TokenError> {
         if token.is_empty() {
             return Err(TokenError::Missing);

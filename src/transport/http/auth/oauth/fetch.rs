@@ -40,6 +40,8 @@ impl Default for Fetcher {
 }
 
 impl Fetcher {
+    /// A client that follows no redirect and gives up after
+    /// [`FETCH_TIMEOUT`].
     pub fn new() -> Fetcher {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -42,56 +42,83 @@ const RESOURCE_NAME: &str = "herdr-core-mcp";
 /// claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
+    /// It is longer than [`MAX_TOKEN_BYTES`] bytes.
     #[error("the token is over 8 KiB")]
     TooLong,
+    /// It is not shaped like a JWS, and no introspection is configured.
     #[error("the token is not a JWS (three base64url parts) and no introspection is configured")]
     NotJws,
+    /// Its JOSE header does not decode, or is a JWE's (`enc`).
     #[error(
         "the token's header cannot be read, or names an algorithm that is never accepted (none, or an encrypted JWE)"
     )]
     Header,
+    /// Its `alg` is not one of `http.auth.algorithms`.
     #[error("the token's algorithm is not in http.auth.algorithms")]
     Algorithm,
+    /// It has a `typ` other than `at+jwt`.
     #[error("the token's typ is not at+jwt")]
     Type,
+    /// Its header has `crit`.
     #[error("the token has a crit header this server does not understand")]
     Critical,
+    /// Its header has no `kid`.
     #[error("the token names no kid")]
     NoKid,
+    /// No key set of the issuer has been fetched yet.
     #[error("the issuer's keys are not known yet (the IdP has not answered)")]
     KeysNotKnown,
+    /// No key of the issuer's key set has its `kid`.
     #[error("the token's kid is not in the issuer's key set")]
     UnknownKid,
+    /// The key its `kid` names is for another algorithm, or unusable.
     #[error("the token's algorithm does not match its key")]
     KeyMismatch,
+    /// Its signature does not verify.
     #[error("the token's signature does not verify")]
     Signature,
+    /// Its `iss` is not `http.auth.issuer`.
     #[error("the token's iss is not the configured issuer")]
     Issuer,
+    /// No `aud` of it is in `http.auth.audience`.
     #[error("the token's aud does not name this resource (a token for another resource)")]
     Audience,
+    /// Its `exp` has passed, beyond the clock skew.
     #[error("the token has expired")]
     Expired,
+    /// Its `nbf` is ahead, beyond the clock skew.
     #[error("the token is not valid yet (nbf)")]
     NotYetValid,
+    /// Its `iat` is ahead, beyond the clock skew.
     #[error("the token was issued in the future (iat)")]
     IssuedInFuture,
+    /// A JWT without `exp`, `iss` or `aud`.
     #[error("the token lacks a required claim (exp, iss or aud)")]
     MissingClaim,
+    /// Its claims, or an introspection answer's, cannot be read as the
+    /// expected types.
     #[error("the token's claims cannot be read")]
     Claims,
+    /// Introspection answered that it is not `active`.
     #[error("introspection says the token is not active")]
     Inactive,
+    /// The introspection request failed.
     #[error("introspection failed (the IdP did not answer)")]
     IntrospectionFailed,
+    /// Two keys of the issuer's key set have its `kid`.
     #[error("two keys of the issuer's key set carry the token's kid, so it names no key")]
     AmbiguousKid,
+    /// Its peer passed its introspection rate ([`PER_PEER_PER_SECOND`] a
+    /// second).
     #[error(
         "too many unverified opaque tokens from this address: each costs the IdP a round trip; retry in a second"
     )]
     IntrospectionRateLimited,
+    /// [`MAX_INTROSPECTIONS`] introspections are already under way.
     #[error("the IdP is asked about as many opaque tokens as it may be at once; retry in a second")]
     IntrospectionBusy,
+    /// Only the IdP can check it (introspection, or a refetch of the keys),
+    /// and the connection may not wait on it ([`Reach::LocalOnly`]).
     #[error(
         "connections are crowded, and this token can be checked only by asking the IdP; retry in a second"
     )]
@@ -150,8 +177,11 @@ enum Scp {
 
 /// What a valid token grants, before it is cached.
 pub struct Granted {
+    /// The token's `sub`, if any.
     pub sub: Option<String>,
+    /// The client it was issued to: `client_id` (or a JWT's `azp`), if any.
     pub client_id: Option<String>,
+    /// The scopes it grants: `scope` (and a JWT's `scp`).
     pub scopes: Vec<String>,
     /// Seconds since the epoch after which it is no longer accepted.
     pub exp: u64,
@@ -161,10 +191,15 @@ pub struct Granted {
 /// server's scopes (answered 403 `insufficient_scope`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenVerdict {
+    /// A valid token with the read or the send scope: who calls, and whether
+    /// they may send.
     Caller(Caller),
+    /// A valid token with neither scope.
     NoScope,
 }
 
+/// The OAuth resource server: the validated config, the issuer's keys,
+/// introspection when configured, and the cache of verdicts.
 pub struct ResourceServer {
     config: OAuthConfig,
     keys: Arc<Keys>,
@@ -178,10 +213,16 @@ pub struct ResourceServer {
 /// IdP being down never stops it).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// A variable the introspection block names is unset or empty.
     #[error(
         "http.auth.introspection.{key} names {name}, which is not set in the environment: export it before serve (the secret never goes in the config file)"
     )]
-    MissingSecret { key: &'static str, name: String },
+    MissingSecret {
+        /// The key naming the variable: `clientIdEnv` or `clientSecretEnv`.
+        key: &'static str,
+        /// The variable's name.
+        name: String,
+    },
 }
 
 /// Discovers the issuer's metadata and fetches its keys once, as `serve`
@@ -221,6 +262,7 @@ impl ResourceServer {
         })
     }
 
+    /// The validated `oauth` block it enforces.
     pub fn config(&self) -> &OAuthConfig {
         &self.config
     }
