@@ -1,6 +1,6 @@
 //! `--evidence`: the simulator answers the way public clients of real
 //! cores show hc answering, where that differs from the modelled contract
-//! (`shared/hc-public-evidence.md`), so the adapter's tolerance and
+//! (`docs/hc-evidence.md`), so the adapter's tolerance and
 //! `inspect-core --check-contract` can be proven against it:
 //! - error objects carry human text in `message`, the kind in `data.kind`
 //!   (`unknown_method` for an unknown method) and a `data.hint`;

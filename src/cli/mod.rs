@@ -43,6 +43,24 @@ pub struct ConfigArg {
     pub config: Option<PathBuf>,
 }
 
+/// How MCP hosts reach a config `init` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitTransport {
+    /// The host starts `serve` and speaks MCP on its stdin and stdout.
+    Stdio,
+    /// `serve` listens on 127.0.0.1 for MCP Streamable HTTP.
+    Http,
+}
+
+impl From<InitTransport> for crate::config::RawTransport {
+    fn from(transport: InitTransport) -> Self {
+        match transport {
+            InitTransport::Stdio => crate::config::RawTransport::Stdio,
+            InitTransport::Http => crate::config::RawTransport::Http,
+        }
+    }
+}
+
 /// What `herdr-core-mcp` can be asked to do.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -148,8 +166,8 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
         /// How MCP hosts reach it: stdio (the host starts it) or http.
-        #[arg(long, value_name = "TRANSPORT", default_value = "stdio", value_parser = ["stdio", "http"])]
-        transport: String,
+        #[arg(long, value_name = "TRANSPORT", value_enum, default_value_t = InitTransport::Stdio)]
+        transport: InitTransport,
     },
     /// List this user's running serves: pid, transport, port, since when,
     /// config.

@@ -104,7 +104,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
         } => setup::init(
             &config.resolve()?,
             socket,
-            transport == "http",
+            transport.into(),
             config.config.as_deref(),
         )?,
         Command::Status { json } => setup::status(json),

@@ -67,11 +67,17 @@ pub struct RawConfig {
     #[serde(default)]
     pub send_allowlist: Vec<RawLifetime>,
     /// `timeoutMs`: the bound of each core call, in ms (default 15,000).
-    #[serde(default = "default_timeout_ms")]
+    #[serde(
+        default = "default_timeout_ms",
+        skip_serializing_if = "is_default_timeout"
+    )]
     pub timeout_ms: u64,
     /// `waitMaxMs`: the longest one wait call may wait, in ms (default
     /// 600,000).
-    #[serde(default = "default_wait_max_ms")]
+    #[serde(
+        default = "default_wait_max_ms",
+        skip_serializing_if = "is_default_wait_max"
+    )]
     pub wait_max_ms: u64,
     /// `auditLog`: the file each send attempt's audit line is also appended to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,7 +114,33 @@ fn default_wait_max_ms() -> u64 {
     DEFAULT_WAIT_MAX_MS
 }
 
+// A config the adapter writes says only what differs from the defaults.
+fn is_default_timeout(ms: &u64) -> bool {
+    *ms == DEFAULT_TIMEOUT_MS
+}
+
+fn is_default_wait_max(ms: &u64) -> bool {
+    *ms == DEFAULT_WAIT_MAX_MS
+}
+
 impl RawConfig {
+    /// A first config: hc's socket at `socket_path`, served over
+    /// `transport`, `idle-only`, nothing approved, every other key at its
+    /// default.
+    pub fn first(socket_path: PathBuf, transport: RawTransport) -> RawConfig {
+        RawConfig {
+            socket_path,
+            transport,
+            core_id: None,
+            send_mode: SendMode::IdleOnly,
+            send_allowlist: Vec::new(),
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            wait_max_ms: DEFAULT_WAIT_MAX_MS,
+            audit_log: None,
+            http: None,
+        }
+    }
+
     /// Reads `path` (after the checks of [`super::file::read_checked`]) and
     /// parses it.
     pub fn load(path: &Path) -> Result<RawConfig, ConfigError> {

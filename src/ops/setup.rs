@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::serves;
-use crate::config::{Config, ConfigError, Transport};
+use crate::config::{Config, ConfigError, RawConfig, RawHttp, RawTransport, Transport};
 use crate::escape::{printable, readable_ms};
 
 /// Where hc's socket usually is when `--socket` is not given: under the
 /// user's runtime directory, where the systemd units put it.
 const DEFAULT_SOCKET: &str = "herdr-core/hc.sock";
+/// The port `init --transport http` writes, and the next steps name.
+const INIT_HTTP_PORT: u16 = 8765;
 
 /// Why `init` wrote nothing; each says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +68,7 @@ pub enum SetupError {
 pub(crate) fn init(
     path: &Path,
     socket: Option<PathBuf>,
-    http: bool,
+    transport: RawTransport,
     config_flag: Option<&Path>,
 ) -> Result<String, SetupError> {
     let socket = match socket {
@@ -82,10 +84,13 @@ pub(crate) fn init(
             .map(|d| d.join(DEFAULT_SOCKET))
             .ok_or(SetupError::NoRuntimeDir)?,
     };
-    let mut config = json!({"socketPath": socket, "sendMode": "idle-only", "sendAllowlist": []});
+    let http = transport == RawTransport::Http;
+    let mut config = RawConfig::first(socket.clone(), transport);
     if http {
-        config["transport"] = json!("http");
-        config["http"] = json!({"port": 8765});
+        config.http = Some(RawHttp {
+            port: Some(u64::from(INIT_HTTP_PORT)),
+            ..RawHttp::default()
+        });
     }
     let shown = printable(&path.display().to_string()).into_owned();
     // Before any folder is made: the nearest one that exists, and those
@@ -139,7 +144,7 @@ pub(crate) fn init(
     let config_path = config_path.display();
     if http {
         out.push_str(&format!(
-            "then serve it (HTTP on 127.0.0.1:8765) with a token from the environment:\n  export HERDR_MCP_TOKEN=\"$(openssl rand -base64 32)\"\n  herdr-core-mcp serve{flag}\nand add it to an MCP host, e.g.:\n  claude mcp add --transport http herdr-core http://127.0.0.1:8765/mcp --header \"Authorization: Bearer $HERDR_MCP_TOKEN\"\n"
+            "then serve it (HTTP on 127.0.0.1:{INIT_HTTP_PORT}) with a token from the environment:\n  export HERDR_MCP_TOKEN=\"$(openssl rand -base64 32)\"\n  herdr-core-mcp serve{flag}\nand add it to an MCP host, e.g.:\n  claude mcp add --transport http herdr-core http://127.0.0.1:{INIT_HTTP_PORT}/mcp --header \"Authorization: Bearer $HERDR_MCP_TOKEN\"\n"
         ));
     } else {
         out.push_str(&format!(
