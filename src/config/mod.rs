@@ -4,6 +4,7 @@
 //! private, so an unvalidated one cannot be built. The bearer token is not
 //! here: it comes only from the environment (see `transport::http::auth::tokens`).
 
+mod allowlist;
 mod auth;
 mod file;
 mod http;
@@ -14,9 +15,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::hc::CoreId;
+use allowlist::allowlist;
+pub use allowlist::{Approval, SendMode, TerminalLifetime};
 pub use auth::{HttpAuth, Introspection, OAuthConfig, RawAuth, is_loopback};
 pub use file::{Checked, DEFAULT_PATH, default_path, read_checked, replace};
 pub(crate) use file::{check_directories, current_uid};
@@ -110,58 +111,6 @@ fn invalid(key: impl Into<String>, problem: impl Into<String>) -> Invalid {
     Invalid {
         key: key.into(),
         problem: problem.into(),
-    }
-}
-
-/// How `send_prompt` guards its input. An operator setting, never a tool argument.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum SendMode {
-    /// Only into an idle terminal, with hc's atomic `if: "idle"` guard.
-    #[default]
-    IdleOnly,
-    /// Into an idle or done terminal; `done` has no atomic guard in hc.
-    Normal,
-}
-
-impl SendMode {
-    /// The mode as the config spells it: `idle-only` or `normal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SendMode::IdleOnly => "idle-only",
-            SendMode::Normal => "normal",
-        }
-    }
-}
-
-/// One terminal lifetime: hc reuses addresses, so the address alone never
-/// approves anything.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TerminalLifetime {
-    /// The terminal's address.
-    pub address: String,
-    /// hc's `created_ms` of the lifetime: when it started, in ms since the
-    /// Unix epoch.
-    pub created_ms: i64,
-}
-
-/// What the operator approved for one lifetime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Approval {
-    /// TAB and LF may be sent: only for programs that read a paste as one
-    /// input (agent CLIs with bracketed paste), never for shells.
-    pub multiline: bool,
-    /// How it may be prompted, when the entry says (`allow --mode`);
-    /// otherwise the top-level `sendMode`.
-    pub send_mode: Option<SendMode>,
-}
-
-impl Approval {
-    /// The mode sends to this lifetime use under `default` (the top level).
-    pub fn mode(&self, default: SendMode) -> SendMode {
-        self.send_mode.unwrap_or(default)
     }
 }
 
@@ -368,38 +317,6 @@ impl TryFrom<RawConfig> for Config {
 fn has_nul(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     path.as_os_str().as_bytes().contains(&0)
-}
-
-/// The approvals, keyed by lifetime. A lifetime listed twice must say the
-/// same thing both times.
-fn allowlist(entries: Vec<RawLifetime>) -> Result<HashMap<TerminalLifetime, Approval>, Invalid> {
-    let mut approvals = HashMap::new();
-    for (i, entry) in entries.into_iter().enumerate() {
-        if let Err(why) = crate::hc::wire::check_address(&entry.address) {
-            return Err(invalid(
-                format!("sendAllowlist[{i}].address"),
-                format!("{why}: it must be a terminal address such as \"t1\" or \"machine/t7\""),
-            ));
-        }
-        let lifetime = TerminalLifetime {
-            address: entry.address,
-            created_ms: entry.created_ms,
-        };
-        let approval = Approval {
-            multiline: entry.multiline,
-            send_mode: entry.send_mode,
-        };
-        if approvals
-            .insert(lifetime, approval)
-            .is_some_and(|earlier| earlier != approval)
-        {
-            return Err(invalid(
-                format!("sendAllowlist[{i}]"),
-                "lists a lifetime again with another multiline or sendMode value: keep one entry per lifetime",
-            ));
-        }
-    }
-    Ok(approvals)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 use url::Url;
 
+use super::KeysError;
 use super::fetch::Fetcher;
 use crate::config::{OAuthConfig, is_loopback};
 use crate::escape::printable;
@@ -159,12 +160,12 @@ impl Keys {
 
     /// Discovers the JWKS location (once) and fetches the key set; how many
     /// usable keys it has.
-    pub(super) async fn refresh(&self) -> Result<usize, String> {
+    pub(super) async fn refresh(&self) -> Result<usize, KeysError> {
         self.refresh_set().await.map(|set| set.usable())
     }
 
     /// [`Keys::refresh`], with what the set held.
-    pub(super) async fn refresh_set(&self) -> Result<Arc<KeySet>, String> {
+    pub(super) async fn refresh_set(&self) -> Result<Arc<KeySet>, KeysError> {
         let known_uri = self.known.read().expect("keys lock").jwks_uri.clone();
         let jwks_uri = match known_uri {
             Some(uri) => uri,
@@ -183,7 +184,10 @@ impl Keys {
             .fetcher
             .get(&jwks_uri)
             .await
-            .map_err(|e| format!("fetching the key set {jwks_uri}: {e}"))?;
+            .map_err(|source| KeysError::Fetch {
+                jwks_uri: jwks_uri.to_string(),
+                source,
+            })?;
         let keys = Arc::new(parse_key_set(&set));
         let count = keys.usable();
         for kid in keys.ambiguous() {
@@ -193,9 +197,9 @@ impl Keys {
             tracing::warn!(ignored = keys.ignored(), jwks_uri = %jwks_uri, "oauth: the issuer's key set has more than {MAX_KEYS} entries; only the first {MAX_KEYS} are read");
         }
         if count == 0 {
-            return Err(format!(
-                "the key set {jwks_uri} has no usable signing key (RSA, EC or OKP with a kid of its own)"
-            ));
+            return Err(KeysError::NoUsableKey {
+                jwks_uri: jwks_uri.to_string(),
+            });
         }
         self.known.write().expect("keys lock").keys = Some(Arc::clone(&keys));
         tracing::info!(keys = count, jwks_uri = %jwks_uri, "oauth: fetched the issuer's signing keys");
@@ -204,7 +208,7 @@ impl Keys {
 
     /// The issuer's metadata: RFC 8414 first, then OpenID discovery. Its
     /// `issuer` must equal the configured one character for character.
-    async fn discover(&self) -> Result<Url, String> {
+    async fn discover(&self) -> Result<Url, KeysError> {
         let mut tried = Vec::new();
         for url in metadata_urls(&self.issuer)? {
             match self.fetcher.get(&url).await {
@@ -212,35 +216,37 @@ impl Keys {
                 Err(e) => tried.push(format!("{url}: {e}")),
             }
         }
-        Err(format!(
-            "no metadata for issuer {}: {}",
-            printable(&self.issuer),
-            tried.join("; ")
-        ))
+        Err(KeysError::NoMetadata {
+            issuer: printable(&self.issuer).into_owned(),
+            tried: tried.join("; "),
+        })
     }
 
-    fn jwks_uri_from(&self, url: &Url, document: &Value) -> Result<Url, String> {
+    fn jwks_uri_from(&self, url: &Url, document: &Value) -> Result<Url, KeysError> {
         let issuer = document.get("issuer").and_then(Value::as_str);
         if issuer != Some(self.issuer.as_str()) {
-            return Err(format!(
-                "the metadata at {url} names issuer {}, not the configured {}: set http.auth.issuer to exactly the issuer your IdP reports",
-                printable(issuer.unwrap_or("(none)")),
-                printable(&self.issuer)
-            ));
+            return Err(KeysError::IssuerMismatch {
+                url: url.to_string(),
+                named: printable(issuer.unwrap_or("(none)")).into_owned(),
+                issuer: printable(&self.issuer).into_owned(),
+            });
         }
         let jwks_uri = document
             .get("jwks_uri")
             .and_then(Value::as_str)
-            .ok_or_else(|| {
-                format!("the metadata at {url} has no jwks_uri: set http.auth.jwksUri")
+            .ok_or_else(|| KeysError::NoJwksUri {
+                url: url.to_string(),
             })?;
-        let jwks_uri = Url::parse(jwks_uri)
-            .map_err(|e| format!("the metadata at {url} has an unusable jwks_uri ({e})"))?;
+        let jwks_uri = Url::parse(jwks_uri).map_err(|source| KeysError::BadJwksUri {
+            url: url.to_string(),
+            source,
+        })?;
         if jwks_uri.scheme() != "https" && !(jwks_uri.scheme() == "http" && is_loopback(&jwks_uri))
         {
-            return Err(format!(
-                "the metadata at {url} names a jwks_uri that is not https: {jwks_uri}"
-            ));
+            return Err(KeysError::JwksNotHttps {
+                url: url.to_string(),
+                jwks_uri: jwks_uri.to_string(),
+            });
         }
         Ok(jwks_uri)
     }
@@ -276,8 +282,11 @@ impl Keys {
 /// Where the issuer publishes its metadata: RFC 8414 section 3.1 (the
 /// well-known segment before the issuer's path), then OpenID Connect
 /// Discovery (appended to the issuer).
-pub fn metadata_urls(issuer: &str) -> Result<Vec<Url>, String> {
-    let base = Url::parse(issuer).map_err(|e| format!("issuer {issuer:?} is not a URL: {e}"))?;
+pub fn metadata_urls(issuer: &str) -> Result<Vec<Url>, KeysError> {
+    let base = Url::parse(issuer).map_err(|source| KeysError::IssuerNotUrl {
+        issuer: issuer.to_owned(),
+        source,
+    })?;
     let path = base.path().trim_end_matches('/').to_owned();
     let mut rfc8414 = base.clone();
     rfc8414.set_path(&format!("/.well-known/oauth-authorization-server{path}"));

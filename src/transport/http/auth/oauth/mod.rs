@@ -13,6 +13,7 @@
 //! (`cache`), so a steady client pays for one verification.
 
 mod cache;
+mod errors;
 mod fetch;
 mod introspect;
 mod keys;
@@ -27,6 +28,8 @@ use sha2::{Digest, Sha256};
 use crate::caller::Caller;
 use crate::config::OAuthConfig;
 use cache::TokenCache;
+use errors::rejection;
+pub use errors::{KeysError, Rejection};
 pub use fetch::{FETCH_TIMEOUT, Fetcher};
 use introspect::Introspector;
 pub use introspect::{MAX_IN_FLIGHT as MAX_INTROSPECTIONS, PER_PEER_PER_SECOND, REFUSAL_TTL_S};
@@ -37,107 +40,6 @@ use keys::{Keys, Lookup};
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 /// The resource name the protected-resource metadata gives.
 const RESOURCE_NAME: &str = "herdr-core-mcp";
-
-/// Why a token was refused: the log line says this, never the token or a
-/// claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Rejection {
-    /// It is longer than [`MAX_TOKEN_BYTES`] bytes.
-    #[error("the token is over 8 KiB")]
-    TooLong,
-    /// It is not shaped like a JWS, and no introspection is configured.
-    #[error("the token is not a JWS (three base64url parts) and no introspection is configured")]
-    NotJws,
-    /// Its JOSE header does not decode, or is a JWE's (`enc`).
-    #[error(
-        "the token's header cannot be read, or names an algorithm that is never accepted (none, or an encrypted JWE)"
-    )]
-    Header,
-    /// Its `alg` is not one of `http.auth.algorithms`.
-    #[error("the token's algorithm is not in http.auth.algorithms")]
-    Algorithm,
-    /// It has a `typ` other than `at+jwt`.
-    #[error("the token's typ is not at+jwt")]
-    Type,
-    /// Its header has `crit`.
-    #[error("the token has a crit header this server does not understand")]
-    Critical,
-    /// Its header has no `kid`.
-    #[error("the token names no kid")]
-    NoKid,
-    /// No key set of the issuer has been fetched yet.
-    #[error("the issuer's keys are not known yet (the IdP has not answered)")]
-    KeysNotKnown,
-    /// No key of the issuer's key set has its `kid`.
-    #[error("the token's kid is not in the issuer's key set")]
-    UnknownKid,
-    /// The key its `kid` names is for another algorithm, or unusable.
-    #[error("the token's algorithm does not match its key")]
-    KeyMismatch,
-    /// Its signature does not verify.
-    #[error("the token's signature does not verify")]
-    Signature,
-    /// Its `iss` is not `http.auth.issuer`.
-    #[error("the token's iss is not the configured issuer")]
-    Issuer,
-    /// No `aud` of it is in `http.auth.audience`.
-    #[error("the token's aud does not name this resource (a token for another resource)")]
-    Audience,
-    /// Its `exp` has passed, beyond the clock skew.
-    #[error("the token has expired")]
-    Expired,
-    /// Its `nbf` is ahead, beyond the clock skew.
-    #[error("the token is not valid yet (nbf)")]
-    NotYetValid,
-    /// Its `iat` is ahead, beyond the clock skew.
-    #[error("the token was issued in the future (iat)")]
-    IssuedInFuture,
-    /// A JWT without `exp`, `iss` or `aud`.
-    #[error("the token lacks a required claim (exp, iss or aud)")]
-    MissingClaim,
-    /// Its claims, or an introspection answer's, cannot be read as the
-    /// expected types.
-    #[error("the token's claims cannot be read")]
-    Claims,
-    /// Introspection answered that it is not `active`.
-    #[error("introspection says the token is not active")]
-    Inactive,
-    /// The introspection request failed.
-    #[error("introspection failed (the IdP did not answer)")]
-    IntrospectionFailed,
-    /// Two keys of the issuer's key set have its `kid`.
-    #[error("two keys of the issuer's key set carry the token's kid, so it names no key")]
-    AmbiguousKid,
-    /// Its peer passed its introspection rate ([`PER_PEER_PER_SECOND`] a
-    /// second).
-    #[error(
-        "too many unverified opaque tokens from this address: each costs the IdP a round trip; retry in a second"
-    )]
-    IntrospectionRateLimited,
-    /// [`MAX_INTROSPECTIONS`] introspections are already under way.
-    #[error("the IdP is asked about as many opaque tokens as it may be at once; retry in a second")]
-    IntrospectionBusy,
-    /// Only the IdP can check it (introspection, or a refetch of the keys),
-    /// and the connection may not wait on it ([`Reach::LocalOnly`]).
-    #[error(
-        "connections are crowded, and this token can be checked only by asking the IdP; retry in a second"
-    )]
-    NeedsIdp,
-}
-
-impl Rejection {
-    /// A refusal that says nothing of the token, only that it could not be
-    /// checked now: answered 429 or 503 with `Retry-After`, not 401, so a
-    /// client keeps its token and retries.
-    pub fn is_transient(self) -> bool {
-        matches!(
-            self,
-            Rejection::IntrospectionRateLimited
-                | Rejection::IntrospectionBusy
-                | Rejection::NeedsIdp
-        )
-    }
-}
 
 /// Where a token may be checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +129,7 @@ pub enum StartError {
 
 /// Discovers the issuer's metadata and fetches its keys once, as `serve`
 /// would (for `doctor`): what the key set holds, or why there is none.
-pub async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, String> {
+pub async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, KeysError> {
     Keys::new(Fetcher::new(), config).refresh_set().await
 }
 
@@ -399,24 +301,6 @@ fn is_jws_shaped(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-fn rejection(kind: &jsonwebtoken::errors::ErrorKind) -> Rejection {
-    use jsonwebtoken::errors::ErrorKind as K;
-    match kind {
-        K::InvalidSignature => Rejection::Signature,
-        K::InvalidIssuer => Rejection::Issuer,
-        K::InvalidAudience => Rejection::Audience,
-        K::ExpiredSignature => Rejection::Expired,
-        K::ImmatureSignature => Rejection::NotYetValid,
-        K::MissingRequiredClaim(_) => Rejection::MissingClaim,
-        K::InvalidAlgorithm | K::InvalidAlgorithmName => Rejection::Algorithm,
-        K::InvalidKeyFormat | K::InvalidRsaKey(_) | K::InvalidEcdsaKey | K::InvalidEddsaKey => {
-            Rejection::KeyMismatch
-        }
-        K::Json(_) | K::Base64(_) | K::Utf8(_) => Rejection::Claims,
-        _ => Rejection::Signature,
-    }
-}
-
 fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -425,17 +309,5 @@ fn now_s() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_compact_jws_is_taken_for_a_jwt() {
-        assert!(is_jws_shaped("eyJh.eyJz.c2ln"));
-        assert!(
-            !is_jws_shaped("eyJh.eyJz.c2ln.aXY.dGFn"),
-            "a JWE has five parts"
-        );
-        assert!(!is_jws_shaped("opaque-token-value"));
-        assert!(!is_jws_shaped("eyJh.eyJz.c2l+"), "not base64url");
-    }
-}
+#[path = "mod_tests.rs"]
+mod tests;

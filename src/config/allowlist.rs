@@ -1,0 +1,94 @@
+//! The send authority the config holds: the send modes, and the approved
+//! terminal lifetimes with what each may be sent.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Invalid, RawLifetime, invalid};
+
+/// How `send_prompt` guards its input. An operator setting, never a tool argument.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SendMode {
+    /// Only into an idle terminal, with hc's atomic `if: "idle"` guard.
+    #[default]
+    IdleOnly,
+    /// Into an idle or done terminal; `done` has no atomic guard in hc.
+    Normal,
+}
+
+impl SendMode {
+    /// The mode as the config spells it: `idle-only` or `normal`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SendMode::IdleOnly => "idle-only",
+            SendMode::Normal => "normal",
+        }
+    }
+}
+
+/// One terminal lifetime: hc reuses addresses, so the address alone never
+/// approves anything.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TerminalLifetime {
+    /// The terminal's address.
+    pub address: String,
+    /// hc's `created_ms` of the lifetime: when it started, in ms since the
+    /// Unix epoch.
+    pub created_ms: i64,
+}
+
+/// What the operator approved for one lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Approval {
+    /// TAB and LF may be sent: only for programs that read a paste as one
+    /// input (agent CLIs with bracketed paste), never for shells.
+    pub multiline: bool,
+    /// How it may be prompted, when the entry says (`allow --mode`);
+    /// otherwise the top-level `sendMode`.
+    pub send_mode: Option<SendMode>,
+}
+
+impl Approval {
+    /// The mode sends to this lifetime use under `default` (the top level).
+    pub fn mode(&self, default: SendMode) -> SendMode {
+        self.send_mode.unwrap_or(default)
+    }
+}
+
+/// The approvals, keyed by lifetime. A lifetime listed twice must say the
+/// same thing both times.
+pub(super) fn allowlist(
+    entries: Vec<RawLifetime>,
+) -> Result<HashMap<TerminalLifetime, Approval>, Invalid> {
+    let mut approvals = HashMap::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        if let Err(why) = crate::hc::wire::check_address(&entry.address) {
+            return Err(invalid(
+                format!("sendAllowlist[{i}].address"),
+                format!("{why}: it must be a terminal address such as \"t1\" or \"machine/t7\""),
+            ));
+        }
+        let lifetime = TerminalLifetime {
+            address: entry.address,
+            created_ms: entry.created_ms,
+        };
+        let approval = Approval {
+            multiline: entry.multiline,
+            send_mode: entry.send_mode,
+        };
+        if approvals
+            .insert(lifetime, approval)
+            .is_some_and(|earlier| earlier != approval)
+        {
+            return Err(invalid(
+                format!("sendAllowlist[{i}]"),
+                "lists a lifetime again with another multiline or sendMode value: keep one entry per lifetime",
+            ));
+        }
+    }
+    Ok(approvals)
+}
