@@ -271,3 +271,7 @@ impl ServerHandler for HerdrServer {
         Cow::Borrowed(PROTOCOL_VERSIONS)
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;

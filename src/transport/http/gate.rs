@@ -272,3 +272,7 @@ impl IntoResponse for Denial {
         code.into_response()
     }
 }
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;
