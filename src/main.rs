@@ -34,10 +34,15 @@ fn main() -> ExitCode {
             // `serve --http`, `serve --port 8765`, ...: serve takes only
             // --config; everything else is in the config file.
             let serving = std::env::args().nth(1).as_deref() == Some("serve");
+            let first = std::env::args().nth(1).unwrap_or_default();
             let hint = if serving && e.kind() == ErrorKind::UnknownArgument {
-                "; serve takes only --config: the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port"
+                "; serve takes only --config: the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port".to_owned()
+            } else if let Some(meant) =
+                cli::meant(&first).filter(|_| e.kind() == ErrorKind::InvalidSubcommand)
+            {
+                format!("; the command for that is `herdr-core-mcp {meant}`")
             } else {
-                ""
+                String::new()
             };
             return fail(&format!("{said}{hint}; see herdr-core-mcp --help"), 2);
         }

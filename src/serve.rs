@@ -122,21 +122,27 @@ pub fn reload(app: &App, path: &Path) {
             needs_restart.join(", ")
         );
     }
+    let (idle_only, normal) = applied.approved_by_mode();
     tracing::info!(
         core_id = applied.core_id().map_or("-", CoreId::as_str),
         send_mode = applied.send_mode().as_str(),
-        approved = applied.approved_count(),
+        approved_idle_only = idle_only,
+        approved_normal = normal,
         "config reloaded"
     );
     app.replace_config(applied);
 }
 
+/// The start line: `send_mode` is the top-level default; the approvals are
+/// counted by the mode each entry's sends use.
 fn log_start(config: &Config) {
+    let (idle_only, normal) = config.approved_by_mode();
     tracing::info!(
         socket = %printable(&config.socket_path().display().to_string()),
         send_mode = config.send_mode().as_str(),
         core_id = config.core_id().map_or("-", CoreId::as_str),
-        approved = config.approved_count(),
+        approved_idle_only = idle_only,
+        approved_normal = normal,
         timeout_ms = u64::try_from(config.timeout().as_millis()).unwrap_or(u64::MAX),
         "herdr-core-mcp {} starting",
         env!("CARGO_PKG_VERSION")

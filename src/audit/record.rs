@@ -23,8 +23,9 @@ pub struct SendRecord<'a> {
     pub created_ms: Option<i64>,
     /// The lifetime hc says the input reached, when it is another one.
     pub landed_created_ms: Option<i64>,
-    /// The send mode that governed the attempt.
-    pub send_mode: SendMode,
+    /// The send mode of the target's approval; `None` when the attempt
+    /// ended before an approval was found.
+    pub send_mode: Option<SendMode>,
     /// The status the preflight `terminal.get` saw, when one ran.
     pub preflight_status: Option<TerminalStatus>,
     /// Sent, not sent, or unknown.
@@ -47,7 +48,7 @@ struct Line<'a> {
     created_ms: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     landed_created_ms: Option<i64>,
-    send_mode: SendMode,
+    send_mode: Option<SendMode>,
     preflight_status: Option<TerminalStatus>,
     outcome: Outcome,
     reason: ReasonCode,
@@ -208,7 +209,7 @@ mod tests {
             address: "t\u{202e}1",
             created_ms: Some(5),
             landed_created_ms: None,
-            send_mode: SendMode::IdleOnly,
+            send_mode: Some(SendMode::IdleOnly),
             preflight_status: Some(TerminalStatus::Idle),
             outcome: Outcome::Sent,
             reason: ReasonCode::Accepted,

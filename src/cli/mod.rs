@@ -43,6 +43,22 @@ pub struct ConfigArg {
     pub config: Option<PathBuf>,
 }
 
+/// Subcommands people reach for by another name, and the one they mean.
+const MEANT: [(&str, &str); 5] = [
+    ("approve", "allow"),
+    ("deny", "revoke"),
+    ("disallow", "revoke"),
+    ("unapprove", "revoke"),
+    ("inspect", "inspect-core"),
+];
+
+/// The subcommand meant by `word`, when it is another name for one.
+pub fn meant(word: &str) -> Option<&'static str> {
+    MEANT
+        .iter()
+        .find_map(|(said, meant)| (*said == word).then_some(*meant))
+}
+
 /// How MCP hosts reach a config `init` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InitTransport {

@@ -204,19 +204,23 @@ pub(crate) fn current_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
-/// The command that creates a missing config at `path`: its directory
-/// first when that is missing too, and the file 0600 from the first byte.
+/// ` --config PATH` (absolute, one shell word) for a command about the
+/// config at `path`, or empty when `path` is the default config.
+pub(super) fn config_flag(path: &Path) -> String {
+    let default = default_path(|name| std::env::var_os(name).map(PathBuf::from));
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    if default.as_deref() == Some(absolute.as_path()) {
+        String::new()
+    } else {
+        format!(" --config {}", shell_word(&absolute))
+    }
+}
+
+/// The command that creates a missing config at `path`: `init`, which
+/// makes its folders 0700 and the file 0600 and prints the next steps,
+/// with `--config` unless `path` is the default.
 fn create_command(path: &Path) -> String {
-    let mkdir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => {
-            format!("mkdir -p -m 700 {} && ", shell_word(dir))
-        }
-        _ => String::new(),
-    };
-    format!(
-        "{mkdir}(umask 077 && printf '{{\"socketPath\": \"/path/to/hc.sock\"}}\\n' > {})",
-        shell_word(path)
-    )
+    format!("herdr-core-mcp init{}", config_flag(path))
 }
 
 /// `path` as one shell word: unchanged when it is plain, else single-quoted.
@@ -236,23 +240,23 @@ fn shell_word(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    /// The command a missing config's message shows, run by a shell,
-    /// creates a private config that this module then reads.
+    /// A missing config's message names `init` with the config as one
+    /// shell word: a shell reads back exactly the path.
     #[test]
-    fn the_create_command_makes_a_private_config_that_reads_back() {
+    fn the_create_command_is_init_with_the_path_as_one_shell_word() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new dir's").join("config.json");
         let command = create_command(&path);
-        assert!(command.starts_with("mkdir -p -m 700 "), "{command}");
-        let status = std::process::Command::new("sh")
-            .args(["-c", &command])
-            .status()
+        let word = command
+            .strip_prefix("herdr-core-mcp init --config ")
+            .unwrap_or_else(|| panic!("{command}"));
+        let echoed = std::process::Command::new("sh")
+            .args(["-c", &format!("printf %s {word}")])
+            .output()
             .unwrap();
-        assert!(status.success(), "{command}");
-        let checked = read_checked(&path).unwrap();
-        assert_eq!(checked.text, "{\"socketPath\": \"/path/to/hc.sock\"}\n");
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert!(!create_command(&path).starts_with("mkdir"));
+        assert_eq!(
+            String::from_utf8(echoed.stdout).unwrap(),
+            path.to_str().unwrap()
+        );
     }
 }

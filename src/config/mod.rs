@@ -36,13 +36,14 @@ const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 pub enum ConfigError {
     /// There is no file at the path.
     #[error(
-        "config {path} does not exist: create it with {create} (without --config the default is $XDG_CONFIG_HOME/herdr-core-mcp/config.json, else ~/.config/herdr-core-mcp/config.json)",
+        "config {path} does not exist: create it with `{create}` (add --socket PATH when hc's socket is not at its usual place), or pass --config with the config you meant (without --config the default is $XDG_CONFIG_HOME/herdr-core-mcp/config.json, else ~/.config/herdr-core-mcp/config.json)",
         path = path.display()
     )]
     Missing {
         /// The path, as given.
         path: PathBuf,
-        /// A shell command that creates it, private from the first byte.
+        /// The command that creates it (`init`, private from the first
+        /// byte).
         create: String,
     },
     /// The file could not be opened or read.
@@ -134,6 +135,8 @@ pub struct Config {
     timeout: Duration,
     wait_max: Duration,
     audit_log: Option<PathBuf>,
+    /// ` --config PATH` for the commands hints name, empty for the default.
+    operator_flag: String,
 }
 
 impl Config {
@@ -142,12 +145,19 @@ impl Config {
         Config::validate(path, RawConfig::load(path)?)
     }
 
-    /// Validates a raw config; `path` only labels messages.
+    /// Validates a raw config; `path` labels messages, and the operator's
+    /// commands the hints name (`--config` unless it is the default).
     pub fn validate(path: &Path, raw: RawConfig) -> Result<Config, ConfigError> {
-        Config::try_from(raw).map_err(|invalid| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            invalid,
-        })
+        let flag = file::config_flag(path);
+        Config::try_from(raw)
+            .map(|config| Config {
+                operator_flag: flag,
+                ..config
+            })
+            .map_err(|invalid| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                invalid,
+            })
     }
 
     /// hc's socket (`socketPath`).
@@ -165,6 +175,12 @@ impl Config {
         self.core_id.as_ref()
     }
 
+    /// ` --config PATH` to add to an operator's command a hint names (such
+    /// as `herdr-core-mcp allow`), or empty when this is the default config.
+    pub fn operator_flag(&self) -> &str {
+        &self.operator_flag
+    }
+
     /// The top-level `sendMode`: the mode of every approval that names none.
     pub fn send_mode(&self) -> SendMode {
         self.send_mode
@@ -173,6 +189,17 @@ impl Config {
     /// How many terminal lifetimes are approved.
     pub fn approved_count(&self) -> usize {
         self.send_allowlist.len()
+    }
+
+    /// Approved lifetimes by the mode sends to them use: (`idle-only`,
+    /// `normal`), each entry's own mode or else the top-level one.
+    pub fn approved_by_mode(&self) -> (usize, usize) {
+        let normal = self
+            .send_allowlist
+            .values()
+            .filter(|a| a.mode(self.send_mode) == SendMode::Normal)
+            .count();
+        (self.send_allowlist.len() - normal, normal)
     }
 
     /// Bound of each core call.
@@ -308,6 +335,7 @@ impl TryFrom<RawConfig> for Config {
             timeout: Duration::from_millis(raw.timeout_ms),
             wait_max: Duration::from_millis(raw.wait_max_ms),
             audit_log: raw.audit_log,
+            operator_flag: String::new(),
         })
     }
 }

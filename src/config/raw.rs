@@ -152,6 +152,12 @@ impl RawConfig {
     /// take the last value, and `allow` would rewrite the file without the
     /// first.
     pub fn parse(path: &Path, text: &str) -> Result<RawConfig, ConfigError> {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                detail: format!("it is not valid JSON ({e}): fix the JSON in that file"),
+            });
+        }
         if let Err(Walked::Repeated(repeat)) = json_keys::check_counted(text) {
             return Err(ConfigError::Parse {
                 path: path.to_path_buf(),

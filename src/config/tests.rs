@@ -145,3 +145,39 @@ fn it_rejects_a_nul_inside_a_path() {
         .to_string();
     assert!(err.contains("`auditLog` contains a NUL character"), "{err}");
 }
+
+#[test]
+fn approvals_are_counted_by_the_mode_their_sends_use() {
+    let config = parse(
+        r#"{"socketPath": "/run/hc.sock", "sendMode": "idle-only", "coreId": "c1", "sendAllowlist": [
+            {"address": "t1", "created_ms": 1, "sendMode": "normal"},
+            {"address": "t2", "created_ms": 2},
+            {"address": "t3", "created_ms": 3, "sendMode": "idle-only"}
+        ]}"#,
+    )
+    .unwrap();
+    assert_eq!(config.approved_by_mode(), (2, 1));
+    let all_normal = parse(
+        r#"{"socketPath": "/run/hc.sock", "sendMode": "normal", "coreId": "c1", "sendAllowlist": [
+            {"address": "t1", "created_ms": 1}
+        ]}"#,
+    )
+    .unwrap();
+    assert_eq!(all_normal.approved_by_mode(), (0, 1));
+}
+
+#[test]
+fn a_config_that_is_not_json_names_the_file_and_the_fix() {
+    let err = parse("{\"socketPath\": \n").unwrap_err().to_string();
+    assert!(
+        err.starts_with("config /test/config.json: it is not valid JSON ("),
+        "{err}"
+    );
+    assert!(err.ends_with("fix the JSON in that file"), "{err}");
+}
+
+#[test]
+fn hints_name_the_config_unless_it_is_the_default() {
+    let config = parse(r#"{"socketPath": "/run/hc.sock"}"#).unwrap();
+    assert_eq!(config.operator_flag(), " --config /test/config.json");
+}

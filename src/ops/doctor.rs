@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::config::{Config, HttpAuth, HttpConfig, OAuthConfig, Transport};
+use crate::config::{Config, HttpAuth, HttpConfig, OAuthConfig, Transport, is_loopback};
 use crate::escape::printable;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
@@ -264,7 +264,13 @@ async fn check_oauth(report: &mut Checkup, http: &HttpConfig, oauth: &OAuthConfi
         None => resource.host_str().unwrap_or("").to_owned(),
     };
     let https = resource.scheme() == "https";
-    if !https {
+    if !https && is_loopback(resource) {
+        // serve accepts it, for trying oauth mode on this machine.
+        report.note(
+            "resource",
+            format!("{resource} is plain http on this machine: fine for a client here (testing); remote clients refuse it, so give them an https resource behind your proxy"),
+        );
+    } else if !https {
         report.fail(
             "resource",
             format!("{resource} is not https: remote clients refuse it; only a client on this machine can use it"),

@@ -211,19 +211,15 @@ pub(crate) fn status(json: bool) -> String {
     if rows.is_empty() {
         return "no serve of herdr-core-mcp is running for this user\n".to_owned();
     }
-    let mut out = format!(
-        "{:<8} {:<9} {:<7} {:<20} {}\n",
-        "PID", "TRANSPORT", "PORT", "SINCE", "CONFIG"
-    );
+    let mut cells = vec![["PID", "TRANSPORT", "PORT", "SINCE", "CONFIG"].map(str::to_owned)];
     for row in rows {
         let ports: Vec<String> = row["ports"]
             .as_array()
             .map(|p| p.iter().map(Value::to_string).collect())
             .unwrap_or_default();
-        out.push_str(&format!(
-            "{:<8} {:<9} {:<7} {:<20} {}\n",
+        cells.push([
             row["pid"].to_string(),
-            row["transport"].as_str().unwrap_or("?"),
+            row["transport"].as_str().unwrap_or("?").to_owned(),
             if ports.is_empty() {
                 "-".to_owned()
             } else {
@@ -232,8 +228,54 @@ pub(crate) fn status(json: bool) -> String {
             row["started_ms"]
                 .as_i64()
                 .map_or("?".to_owned(), readable_ms),
-            row["config"].as_str().unwrap_or("?"),
-        ));
+            row["config"].as_str().unwrap_or("?").to_owned(),
+        ]);
+    }
+    aligned(&cells)
+}
+
+/// `rows` as a table: each column as wide as its widest cell, the last one
+/// left as it is.
+fn aligned<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0; N];
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<width$} ", width = widths[i]));
+            }
+        }
+        out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_table_keeps_its_columns_whatever_a_cell_holds() {
+        let row = |pid: &str, since: &str, config: &str| {
+            [pid, "http", "8765", since, config].map(str::to_owned)
+        };
+        let table = aligned(&[
+            ["PID", "TRANSPORT", "PORT", "SINCE", "CONFIG"].map(str::to_owned),
+            row("7", "2026-12-02 00:16:28.123 UTC (long)", "/a.json"),
+            row("123456789", "?", "/b.json"),
+        ]);
+        let starts: Vec<usize> = table
+            .lines()
+            .map(|line| line.rfind('/').or_else(|| line.find("CONFIG")).unwrap())
+            .collect();
+        assert_eq!(starts.len(), 3, "{table}");
+        assert!(starts.iter().all(|s| *s == starts[0]), "{table}");
+    }
 }

@@ -139,3 +139,26 @@ async fn tools_end_to_end_over_streamable_http() {
         client.cancel().await.expect("close the MCP session");
     }
 }
+
+/// A path other than `/mcp` (a trailing slash included) is answered 404
+/// with a body naming the endpoint.
+#[tokio::test]
+async fn another_path_is_a_404_naming_the_endpoint() {
+    let sim = crate::support::Sim::start(crate::support::SimOptions::default());
+    let adapter = crate::support::http::serve_http(&sim, serde_json::json!({})).await;
+    for path in ["/mcp/", "/", "/api/mcp"] {
+        let request = crate::support::http::request::Req::mcp(adapter.port)
+            .target(path)
+            .bytes();
+        let reply = crate::support::http::response::exchange(adapter.port, &request, false)
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 404, "{path}: {}", reply.summary());
+        assert!(
+            String::from_utf8_lossy(&reply.body)
+                .contains("the MCP endpoint of this server is /mcp"),
+            "{path}: {}",
+            reply.summary()
+        );
+    }
+}

@@ -234,8 +234,35 @@ async fn doctor_checks_the_issuer_the_resource_and_the_scopes() {
         line("scopes").contains("herdr.read reads; herdr.send also sends"),
         "{stdout}"
     );
+    // A plain-http resource on this machine (the local walkthrough's):
+    // serve accepts it, so doctor notes it rather than failing.
+    let local = oauth_config(
+        &sim,
+        &approvals,
+        1,
+        json!({"mode": "oauth", "issuer": idp.issuer, "resource": "http://127.0.0.1:1/mcp"}),
+    );
+    let (_, stdout, _) =
+        crate::support::run_adapter(&["doctor", "--config", local.to_str().unwrap()], &[]);
+    let resource = stdout
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("resource"))
+        .unwrap_or_else(|| panic!("no resource line:\n{stdout}"));
+    assert!(
+        resource.starts_with("note") && resource.contains("plain http on this machine"),
+        "{stdout}"
+    );
     idp.kill().await;
     let (_, stdout, _) =
         crate::support::run_adapter(&["doctor", "--config", config.to_str().unwrap()], &[]);
     assert!(stdout.contains("serve still starts"), "{stdout}");
+    // An IdP that is down is named as such, with the fix.
+    assert!(
+        stdout.contains("cannot connect (") && stdout.contains("connection refused"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("check that the identity provider runs"),
+        "{stdout}"
+    );
 }

@@ -249,3 +249,50 @@ async fn status_mismatch_from_hc_is_not_sent() {
     assert_eq!(out["core_status"], "working");
     assert_eq!(world.sim.writes_to("t1"), 1, "only the arranging write");
 }
+
+/// An unapproved terminal's refusal names no send mode; it suggests
+/// `allow` (with this config's `--config`) only for a terminal whose
+/// program reports a status, and says why for one that reports none.
+#[tokio::test]
+async fn an_unapproved_refusal_claims_no_mode_and_never_suggests_approving_a_shell() {
+    let options = SimOptions {
+        agents: 1,
+        shells: 1,
+        ..SimOptions::default()
+    };
+    let world = World::new(options, json!({"sendAllowlist": []})).await;
+    let listed = world.hc.list(false).await.unwrap().value.terminals;
+    let by_status = |wanted: TerminalStatus| {
+        listed
+            .iter()
+            .find(|t| t.status == wanted)
+            .map(|t| t.address.clone())
+            .expect("a terminal with that status")
+    };
+    wait_status(
+        &world.hc,
+        &by_status(TerminalStatus::Idle),
+        TerminalStatus::Idle,
+    )
+    .await;
+    for (address, suggests_allow) in [
+        (by_status(TerminalStatus::Idle), true),
+        (by_status(TerminalStatus::Unknown), false),
+    ] {
+        let out = send_prompt(&world.client, &address, "next task").await;
+        let reason = out["reason"].as_str().unwrap();
+        assert_eq!(out["reason_code"], "not_approved", "{out}");
+        assert_eq!(out["send_mode"], Value::Null, "{out}");
+        assert_eq!(
+            reason.contains("herdr-core-mcp allow --config "),
+            suggests_allow,
+            "{out}"
+        );
+        assert_eq!(
+            !suggests_allow,
+            reason.contains("reports no status"),
+            "{out}"
+        );
+        assert_eq!(world.sim.writes_to(&address), 0);
+    }
+}

@@ -19,12 +19,13 @@ use crate::support::{Sim, SimOptions, run_adapter, write_config};
 struct Scrub(Vec<(String, &'static str)>);
 
 impl Scrub {
-    /// The simulator's core_id and socket, and every terminal's creation
-    /// time and cwd.
+    /// The simulator's core_id, socket and folder, and every terminal's
+    /// creation time and cwd.
     async fn of(sim: &Sim, hc: &HcClient) -> Scrub {
         let mut pairs = vec![
             (sim.core_id.clone(), "[core_id]"),
             (sim.socket.display().to_string(), "[socket]"),
+            (sim.dir.path().display().to_string(), "[dir]"),
         ];
         for t in hc.list(true).await.unwrap().value.terminals {
             pairs.push((t.created_ms.to_string(), "[created_ms]"));
@@ -183,8 +184,17 @@ fn cli_error_lines_read_as_pinned() {
         dir.path(),
         &json!({"socketPath": dir.path().join("hc.sock")}),
     );
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"socketPath\": \n").unwrap();
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o600)).unwrap();
     let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
     let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "broken JSON",
+            vec!["inspect-core".into(), "--config".into(), path(&broken)],
+        ),
+        ("approve for allow", vec!["approve".into(), "t1".into()]),
+        ("deny for revoke", vec!["deny".into(), "t1".into()]),
         (
             "absent config",
             vec!["inspect-core".into(), "--config".into(), path(&absent)],

@@ -58,7 +58,10 @@ pub(crate) struct SendPromptOutput {
     pub reason_code: ReasonCode,
     /// What happened and what to do next.
     pub reason: String,
-    pub send_mode: SendMode,
+    /// The send mode of the target's approval (its own, else the top-level
+    /// `sendMode`); null when the attempt ended before an approval was
+    /// found (an unapproved terminal has no send mode).
+    pub send_mode: Option<SendMode>,
     /// Status from the preflight `terminal.get`, when one ran.
     pub preflight_status: Option<TerminalStatus>,
     /// `"idle"` when hc compared the status atomically with the write; null otherwise.
@@ -89,15 +92,13 @@ pub(crate) async fn run(
 ) -> CallToolResult {
     let task = tokio::spawn(async move {
         let loaded = tools.app().loaded();
-        let mode = loaded.config().send_mode();
         let unfinished = Unfinished {
             audit: tools.app().audit(),
             args: &args,
-            mode,
             caller: &caller,
         };
         let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &ct).await;
-        let mut output = SendPromptOutput::new(mode, &args, attempt);
+        let mut output = SendPromptOutput::new(&args, attempt);
         std::mem::forget(unfinished);
         output.audit = tools
             .app()
@@ -131,13 +132,12 @@ pub(crate) fn record_refused_for_scope(
     created_ms: Option<i64>,
     caller: &Caller,
 ) {
-    let mode = tools.app().loaded().config().send_mode();
     tools.app().audit().record(&SendRecord {
         core_id: None,
         address,
         created_ms,
         landed_created_ms: None,
-        send_mode: mode,
+        send_mode: None,
         preflight_status: None,
         outcome: Outcome::NotSent,
         reason: ReasonCode::InsufficientScope,
@@ -151,7 +151,6 @@ pub(crate) fn record_refused_for_scope(
 struct Unfinished<'a> {
     audit: &'a Audit,
     args: &'a SendPromptArgs,
-    mode: SendMode,
     caller: &'a Caller,
 }
 
@@ -162,7 +161,7 @@ impl Drop for Unfinished<'_> {
             address: &self.args.address,
             created_ms: self.args.created_ms,
             landed_created_ms: None,
-            send_mode: self.mode,
+            send_mode: None,
             preflight_status: None,
             outcome: Outcome::Unknown,
             reason: ReasonCode::InternalError,
@@ -174,14 +173,13 @@ impl Drop for Unfinished<'_> {
 
 impl SendPromptOutput {
     /// The output of one attempt, built once from its verdict.
-    fn new(mode: SendMode, args: &SendPromptArgs, attempt: Attempt) -> SendPromptOutput {
+    fn new(args: &SendPromptArgs, attempt: Attempt) -> SendPromptOutput {
         let Attempt {
             preflight,
             guard,
-            mode: approved_mode,
+            mode,
             verdict,
         } = attempt;
-        let mode = approved_mode.unwrap_or(mode);
         let (outcome, core_status, core_status_seq) = match &verdict {
             Verdict::Sent(Accepted {
                 status, status_seq, ..
@@ -213,7 +211,7 @@ impl SendPromptOutput {
                 Verdict::NotSent(verdict::Refusal::StatusMismatch {
                     actual: Some(TerminalStatus::Done),
                     ..
-                }) if mode == SendMode::IdleOnly => done_in_idle_only(&args.address),
+                }) if mode == Some(SendMode::IdleOnly) => done_in_idle_only(&args.address),
                 _ => verdict.reason(&args.address, created_ms),
             },
             send_mode: mode,
@@ -271,7 +269,7 @@ fn render(out: &SendPromptOutput) -> String {
         out.reason_code.as_str(),
         printable(&out.address),
         out.created_ms.map_or("-".to_owned(), |c| c.to_string()),
-        out.send_mode.as_str(),
+        out.send_mode.map_or("-", SendMode::as_str),
         out.preflight_status
             .map_or("-".to_owned(), |s| s.to_string()),
         out.atomic_status_guard.map_or("none", SendGuard::as_str),
@@ -324,7 +322,6 @@ mod tests {
             let _unfinished = Unfinished {
                 audit: &audit,
                 args: &args,
-                mode: SendMode::IdleOnly,
                 caller: &Caller::stdio(),
             };
             panic!("a bug between dispatch and classification");

@@ -98,7 +98,21 @@ pub(super) async fn attempt(
         mode,
     } = match check_target(config, core_id, args, &preflight) {
         Ok(cleared) => cleared,
-        Err(refusal) => return Attempt::refused(Some(preflight), refusal),
+        Err(refusal) => {
+            // Refused after the approval was found (a mode, a line
+            // control): the answer names the approval's mode.
+            let lifetime = TerminalLifetime {
+                address: args.address.clone(),
+                created_ms: preflight.created_ms,
+            };
+            let mode = config
+                .approval(&preflight.core_id, &lifetime)
+                .map(|a| a.mode(config.send_mode()));
+            return Attempt {
+                mode,
+                ..Attempt::refused(Some(preflight), refusal)
+            };
+        }
     };
     if ct.is_cancelled() {
         return Attempt::refused(Some(preflight), Refusal::Cancelled);
@@ -139,11 +153,18 @@ fn check_input<'a>(
     let config = loaded.approvals().map_err(|why| Refusal::ConfigInvalid {
         why: Arc::clone(why),
     })?;
-    let core_id = config.core_id().ok_or(Refusal::NoCoreId)?;
+    let flag = || config.operator_flag().to_owned();
+    let core_id = config
+        .core_id()
+        .ok_or_else(|| Refusal::NoCoreId { flag: flag() })?;
     if let Some((index, character)) = first_line_control(text)
         && !config.multiline_possible(&args.address)
     {
-        return Err(Refusal::LineControl { index, character });
+        return Err(Refusal::LineControl {
+            index,
+            character,
+            flag: flag(),
+        });
     }
     Ok((config, core_id))
 }
@@ -176,6 +197,7 @@ fn check_target(
         return Err(Refusal::CoreIdMismatch {
             live: preflight.core_id.clone(),
             configured: core_id.clone(),
+            flag: config.operator_flag().to_owned(),
         });
     }
     if let Some(expected) = args.created_ms
@@ -200,12 +222,18 @@ fn check_target(
         return Err(Refusal::NotApproved {
             address: lifetime.address,
             created_ms: lifetime.created_ms,
+            status: preflight.status,
+            flag: config.operator_flag().to_owned(),
         });
     };
     if let Some((index, character)) = first_line_control(&args.text)
         && !approval.multiline
     {
-        return Err(Refusal::LineControl { index, character });
+        return Err(Refusal::LineControl {
+            index,
+            character,
+            flag: config.operator_flag().to_owned(),
+        });
     }
     let mode = approval.mode(config.send_mode());
     let guard = guard_for(mode, preflight.status)?;

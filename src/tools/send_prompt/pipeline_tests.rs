@@ -43,7 +43,9 @@ fn input(loaded: &Loaded, address: &str, text: &str) -> String {
     match check_input(&args(address, text), loaded) {
         Ok(_) => "ok".into(),
         Err(Refusal::ControlCharacter { index, character })
-        | Err(Refusal::LineControl { index, character }) => {
+        | Err(Refusal::LineControl {
+            index, character, ..
+        }) => {
             format!("control_character {index} U+{:04X}", u32::from(character))
         }
         Err(refusal) => refusal.code().as_str().into(),

@@ -62,12 +62,17 @@ pub(crate) enum Refusal {
     LineControl {
         index: usize,
         character: char,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
     /// The last reload found an invalid config.
     ConfigInvalid {
         why: Arc<ConfigError>,
     },
-    NoCoreId,
+    NoCoreId {
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
+    },
     /// The MCP request was cancelled before dispatch.
     Cancelled,
     /// The preflight `terminal.get` found no terminal at the address.
@@ -78,6 +83,8 @@ pub(crate) enum Refusal {
     CoreIdMismatch {
         live: CoreId,
         configured: CoreId,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
     LifetimeMismatch {
         address: String,
@@ -87,9 +94,14 @@ pub(crate) enum Refusal {
     Finished {
         address: String,
     },
+    /// The live lifetime is not approved; `status` is what it reports
+    /// (`unknown`: nothing, so no approval would let a prompt through).
     NotApproved {
         address: String,
         created_ms: i64,
+        status: TerminalStatus,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
     /// `normal` mode and a preflight status other than idle or done.
     StatusNotAllowed {
@@ -121,7 +133,7 @@ impl Refusal {
                 ReasonCode::ControlCharacter
             }
             Refusal::ConfigInvalid { .. } => ReasonCode::ConfigInvalid,
-            Refusal::NoCoreId => ReasonCode::NoCoreId,
+            Refusal::NoCoreId { .. } => ReasonCode::NoCoreId,
             Refusal::Cancelled => ReasonCode::Cancelled,
             Refusal::NotFound(_) => ReasonCode::NotFound,
             Refusal::PreflightFailed(_) => ReasonCode::PreflightFailed,
@@ -160,9 +172,13 @@ impl fmt::Display for Refusal {
                 "text contains control character U+{:04X} at character {index}; control characters are never sent (no ESC, CR, NUL, DEL or C1; TAB and LF only where the operator allows multi-line prompts)",
                 u32::from(*character)
             ),
-            Refusal::LineControl { index, character } => write!(
+            Refusal::LineControl {
+                index,
+                character,
+                flag,
+            } => write!(
                 f,
-                "text contains {} (U+{:04X}) at character {index}, and this terminal takes one-line prompts only (multiline_allowed is false): without bracketed paste each line break is an Enter into whatever the line before started, and a TAB is a shell's completion key. Send one line; multi-line prompts need the operator's approval for this terminal (herdr-core-mcp allow --multiline ADDRESS), given only for programs that read a paste as one input",
+                "text contains {} (U+{:04X}) at character {index}, and this terminal takes one-line prompts only (multiline_allowed is false): without bracketed paste each line break is an Enter into whatever the line before started, and a TAB is a shell's completion key. Send one line; multi-line prompts need the operator's approval for this terminal (herdr-core-mcp allow --multiline{flag} ADDRESS), given only for programs that read a paste as one input",
                 if *character == '\t' { "TAB" } else { "LF" },
                 u32::from(*character)
             ),
@@ -170,9 +186,9 @@ impl fmt::Display for Refusal {
                 f,
                 "sends are off until the config is fixed and reloaded (SIGHUP): {why}"
             ),
-            Refusal::NoCoreId => write!(
+            Refusal::NoCoreId { flag } => write!(
                 f,
-                "no coreId is configured, so nothing can be sent: the operator approves terminals with herdr-core-mcp allow ADDRESS, which also sets coreId"
+                "no coreId is configured, so nothing can be sent: the operator approves terminals with herdr-core-mcp allow{flag} ADDRESS, which also sets coreId"
             ),
             Refusal::Cancelled => write!(
                 f,
@@ -181,9 +197,13 @@ impl fmt::Display for Refusal {
             Refusal::NotFound(e) | Refusal::PreflightFailed(e) => {
                 write!(f, "preflight terminal.get failed: {e}")
             }
-            Refusal::CoreIdMismatch { live, configured } => write!(
+            Refusal::CoreIdMismatch {
+                live,
+                configured,
+                flag,
+            } => write!(
                 f,
-                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS, which updates coreId"
+                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow{flag} ADDRESS, which updates coreId"
             ),
             Refusal::LifetimeMismatch {
                 address,
@@ -197,9 +217,20 @@ impl fmt::Display for Refusal {
             Refusal::NotApproved {
                 address,
                 created_ms,
+                status: TerminalStatus::Unknown,
+                ..
             } => write!(
                 f,
-                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist; nothing was sent: only the operator can approve it, with herdr-core-mcp allow {address}"
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist, and its program reports no status (a shell, or a program that does not speak OSC 7501); nothing was sent. Prompts go only to a program that reports idle (or done), so approving this terminal would not let one through"
+            ),
+            Refusal::NotApproved {
+                address,
+                created_ms,
+                flag,
+                ..
+            } => write!(
+                f,
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist; nothing was sent: only the operator can approve it, with herdr-core-mcp allow{flag} {address}"
             ),
             Refusal::StatusNotAllowed { status } => write!(
                 f,

@@ -233,10 +233,12 @@ fn every_reason_reads_as_pinned() {
         Verdict::NotSent(Refusal::LineControl {
             index: 3,
             character: '\n',
+            flag: String::new(),
         }),
         Verdict::NotSent(Refusal::LineControl {
             index: 0,
             character: '\t',
+            flag: " --config /home/op/hc-test.json".into(),
         }),
         Verdict::NotSent(Refusal::ConfigInvalid {
             why: std::sync::Arc::new(crate::config::ConfigError::Invalid {
@@ -247,7 +249,9 @@ fn every_reason_reads_as_pinned() {
                 },
             }),
         }),
-        Verdict::NotSent(Refusal::NoCoreId),
+        Verdict::NotSent(Refusal::NoCoreId {
+            flag: String::new(),
+        }),
         Verdict::NotSent(Refusal::Cancelled),
         Verdict::NotSent(Refusal::NotFound(not_found())),
         Verdict::NotSent(Refusal::PreflightFailed(CoreError::SocketMissing {
@@ -256,6 +260,7 @@ fn every_reason_reads_as_pinned() {
         Verdict::NotSent(Refusal::CoreIdMismatch {
             live: core("c2"),
             configured: core("c1"),
+            flag: String::new(),
         }),
         Verdict::NotSent(Refusal::LifetimeMismatch {
             address: "t1".into(),
@@ -268,6 +273,14 @@ fn every_reason_reads_as_pinned() {
         Verdict::NotSent(Refusal::NotApproved {
             address: "t1".into(),
             created_ms: 100,
+            status: TerminalStatus::Idle,
+            flag: " --config /home/op/hc-test.json".into(),
+        }),
+        Verdict::NotSent(Refusal::NotApproved {
+            address: "t2".into(),
+            created_ms: 100,
+            status: TerminalStatus::Unknown,
+            flag: String::new(),
         }),
         Verdict::NotSent(Refusal::StatusNotAllowed {
             status: TerminalStatus::Working,

@@ -194,7 +194,7 @@ fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -
     let gate = Arc::new(gate::Gate::new(&endpoint.config, endpoint.auth.clone()));
     Router::new()
         .route_service(MCP_PATH, mcp)
-        .fallback(|| async { StatusCode::NOT_FOUND })
+        .fallback(|| async { not_found() })
         .layer(ConcurrencyLimitLayer::new(MAX_IN_FLIGHT))
         .layer(middleware::from_fn_with_state(body_tools, body::buffer))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
@@ -237,6 +237,20 @@ fn finish_response(mut response: Response) -> Response {
             .insert(CONNECTION, HeaderValue::from_static("close"));
     }
     response
+}
+
+/// Any path but `/mcp` (a trailing slash included): a short body names the
+/// endpoint, for whoever reads the 404.
+fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        format!("Not found: the MCP endpoint of this server is {MCP_PATH}.\n"),
+    )
+        .into_response()
 }
 
 fn too_large() -> Response {

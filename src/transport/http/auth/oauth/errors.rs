@@ -119,7 +119,9 @@ pub enum KeysError {
         source: url::ParseError,
     },
     /// Neither metadata location (RFC 8414, OpenID discovery) answered.
-    #[error("no metadata for issuer {issuer}: {tried}")]
+    #[error(
+        "no metadata for issuer {issuer}: {tried}; check that the identity provider runs and that http.auth.issuer is exactly its issuer URL"
+    )]
     NoMetadata {
         /// The configured issuer, escaped.
         issuer: String,

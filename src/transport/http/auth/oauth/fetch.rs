@@ -15,16 +15,53 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Largest document read: metadata and key sets are a few KiB.
 pub(super) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
+/// Why a document could not be fetched from the identity provider.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// No answer: the connection failed or timed out (the text says which,
+    /// and the innermost cause, e.g. `connection refused`).
     #[error("{0}")]
     Request(String),
+    /// An answer other than 2xx.
     #[error("answered HTTP {0}")]
     Status(u16),
+    /// A document over [`MAX_DOCUMENT_BYTES`].
     #[error("answered more than {MAX_DOCUMENT_BYTES} bytes")]
     TooBig,
+    /// A body that is not one JSON object.
     #[error("answered something that is not a JSON object")]
     NotJson,
+}
+
+/// What a failed request met, in words an operator can act on: a refused
+/// or failed connection and a timeout are named as such, with the
+/// innermost cause (reqwest's own text is only "error sending request").
+/// Never the URL's credentials or a header.
+fn described(error: reqwest::Error) -> FetchError {
+    let error = error.without_url();
+    let mut innermost = None;
+    let mut cause = std::error::Error::source(&error);
+    while let Some(c) = cause {
+        innermost = Some(c.to_string());
+        cause = c.source();
+    }
+    let text = if error.is_timeout() {
+        format!("no answer within {} s", FETCH_TIMEOUT.as_secs())
+    } else if error.is_connect() {
+        format!(
+            "cannot connect ({})",
+            innermost
+                .as_deref()
+                .unwrap_or("the connection failed")
+                .to_lowercase()
+        )
+    } else {
+        match innermost {
+            Some(cause) => format!("{error} ({cause})"),
+            None => error.to_string(),
+        }
+    };
+    FetchError::Request(text)
 }
 
 /// What the resource server fetches with.
@@ -95,10 +132,7 @@ impl Fetcher {
 
 async fn read_json(request: reqwest::RequestBuilder) -> Result<Value, FetchError> {
     // The error's text names the URL and the cause, never a header.
-    let mut response = request
-        .send()
-        .await
-        .map_err(|e| FetchError::Request(e.without_url().to_string()))?;
+    let mut response = request.send().await.map_err(described)?;
     if !response.status().is_success() {
         return Err(FetchError::Status(response.status().as_u16()));
     }
@@ -111,11 +145,7 @@ async fn read_json(request: reqwest::RequestBuilder) -> Result<Value, FetchError
         return Err(FetchError::TooBig);
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| FetchError::Request(e.without_url().to_string()))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(described)? {
         if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
             return Err(FetchError::TooBig);
         }
