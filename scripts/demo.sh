@@ -5,6 +5,7 @@
 # sends a prompt, reads the reply, and sees an unapproved send refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "demo: building the adapter, the hc simulator and the demo client (release): the first build takes a few minutes" >&2
+echo "demo: building the adapter, the hc simulator and the demo client (release): the first build takes several minutes on 2 cores, its last step (linking) with little output" >&2
 cargo build --release --bin herdr-core-mcp --example hc-sim --example demo
+echo "demo: built; running the demo against the simulator" >&2
 exec target/release/examples/demo

@@ -8,17 +8,32 @@ cd "$(dirname "$0")/.."
 # The fuzz targets' entry points (feature `fuzzing`) are compiled for the
 # tests only, so their committed corpus is replayed on every run.
 features=(--features herdr-core-mcp/fuzzing)
+phase() { echo "test.sh: $*" >&2; }
+
+# What this needs beyond Rust: Node.js with npm (the authorization server),
+# python3 with venv (the Python SDK), and apt (root, or sudo) for the
+# checkers of the generated files.
+for tool in node npm python3; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        phase "$tool is not installed: the OAuth tests need Node.js with npm and python3 with venv (see README, Tests)"
+        exit 1
+    }
+done
 
 # The OAuth tests run a real authorization server (oidc-provider, npm) and
 # the official Python MCP SDK's OAuth client; installed project-locally,
 # pinned, once.
+phase "1/4 the OAuth test dependencies (npm and pip, pinned; once)"
 scripts/oauth-deps.sh
 # The generated completions, man page and units are checked by the programs
 # that read them (bash, zsh, fish, groff, mandoc, systemd-analyze).
+phase "2/4 the checkers of the generated files (apt; once)"
 scripts/check-generated.sh --install-only
 
 # The integration tests spawn the simulator example and the adapter binary.
-cargo build --workspace --bins --examples --quiet "${features[@]}"
+phase "3/4 building the adapter, the simulator and the examples (debug; the first build takes several minutes on 2 cores)"
+cargo build --workspace --bins --examples "${features[@]}"
+phase "4/4 running the tests"
 
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast "${features[@]}" "$@"

@@ -335,7 +335,7 @@ check_page() {
   case $file in
     README.md | AGENT-HANDOFF.md | docs/operations.md) expect "doctor reports no FAIL" '^FAIL' 0 ;;
   esac
-  if grep -q 'cargo install' "$file"; then
+  if grep -q 'local/bin/herdr-core-mcp' "$file"; then
     if [[ -x $home/.local/bin/herdr-core-mcp ]] &&
       [[ $(in_world bash -c 'command -v herdr-core-mcp' </dev/null) == "$home/.local/bin/herdr-core-mcp" ]]; then
       say "PASS $file: the install puts herdr-core-mcp in ~/.local/bin, first on PATH"
