@@ -25,6 +25,7 @@ use crate::transport::stdio::Pipes;
 
 /// Runs one command to completion.
 pub async fn run(command: Command) -> Result<(), Error> {
+    crate::ops::marker::keep();
     let out = match command {
         Command::Serve { config } => return serve(&config.resolve()?).await,
         Command::InspectCore {

@@ -8,11 +8,13 @@
 //! - [`doctor`]: every check a serve would make, without serving;
 //! - [`reload`]: SIGHUP to each running serve of a config;
 //! - [`setup`]: `init` (a first config) and `status` (the running serves);
-//! - [`serves`]: which processes are this user's serves, from `/proc`.
+//! - [`serves`]: which processes are this user's serves, from `/proc`;
+//!   [`marker`]: how any copy of this program is recognised.
 
 pub(crate) mod approve;
 pub(crate) mod doctor;
 pub mod inspect;
+pub(crate) mod marker;
 pub(crate) mod reload;
 pub(crate) mod serves;
 pub(crate) mod setup;

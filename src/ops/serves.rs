@@ -6,12 +6,14 @@
 //! hold; anything else is a look-alike and is neither signalled nor named:
 //! - it runs as the same user (the owner of `/proc/PID`), so another
 //!   user's process can neither be signalled nor stop the command;
-//! - its executable is this binary: the same file (device and inode of
-//!   `/proc/PID/exe`), or the file since replaced at the same path (the
-//!   link then reads `PATH (deleted)`), so a serve started before an
-//!   upgrade still gets the signal while a program merely *named*
-//!   herdr-core-mcp (a script, a copy elsewhere) never does: SIGHUP would
-//!   kill a program that does not handle it;
+//! - its executable is a copy of this program, wherever it is installed:
+//!   the same file (device and inode of `/proc/PID/exe`), the file since
+//!   replaced at the same path (the link then reads `PATH (deleted)`), or
+//!   any file that carries this program's marker (`marker`: another
+//!   install, another version), so a serve started before an upgrade or
+//!   from another copy still gets the signal while a program merely
+//!   *named* herdr-core-mcp (a script, an interpreter running one) never
+//!   does: SIGHUP would kill a program that does not handle it;
 //! - its first argument is the `serve` subcommand;
 //! - its `--config` (or its default) resolves, the way that process
 //!   resolved it (relative to its working directory, the default under its
@@ -46,17 +48,34 @@ impl Program {
         }
     }
 
-    /// Whether process `pid` runs as this user and is this program.
-    fn runs(&self, pid: u32) -> bool {
+    /// The copy of this program process `pid` runs, when it runs as this
+    /// user and is this program at all.
+    fn runs(&self, pid: u32) -> Option<Copy> {
         let proc = PathBuf::from(format!("/proc/{pid}"));
         let same_user = std::fs::metadata(&proc).ok().map(|m| m.uid());
         if self.uid.is_none() || same_user != self.uid {
-            return false;
+            return None;
         }
         let exe = proc.join("exe");
+        let path = exe_path(&exe);
         let same_file = self.file.is_some() && file_id(&exe) == self.file;
-        same_file || (self.path.is_some() && exe_path(&exe) == self.path)
+        let version = if same_file {
+            Some(env!("CARGO_PKG_VERSION").to_owned())
+        } else {
+            super::marker::version_of(&exe)
+        };
+        let same_path = self.path.is_some() && path == self.path;
+        (same_file || same_path || version.is_some()).then_some(Copy { path, version })
     }
+}
+
+/// Which copy of this program a serve runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Copy {
+    /// Where it was started from (its executable's path).
+    pub path: Option<PathBuf>,
+    /// The version its marker names, when it carries one.
+    pub version: Option<String>,
 }
 
 /// (device, inode) of the file a `/proc/*/exe` link points to (it opens
@@ -85,7 +104,7 @@ pub(crate) fn serving(path: &Path) -> Vec<u32> {
         .filter(|pid| {
             let args = cmdline(*pid);
             args.get(1).is_some_and(|a| a == "serve")
-                && program.runs(*pid)
+                && program.runs(*pid).is_some()
                 && config_of(*pid, &args).as_deref() == Some(wanted.as_path())
         })
         .collect()
@@ -97,6 +116,8 @@ pub(crate) struct Serve {
     pub pid: u32,
     /// The real path of its config, when it can be told.
     pub config: Option<PathBuf>,
+    /// The copy of this program it runs.
+    pub copy: Copy,
 }
 
 /// Every serve of this program that this user runs, whatever its config.
@@ -108,9 +129,13 @@ pub(crate) fn all_serves() -> Vec<Serve> {
         .filter(|pid| *pid != own)
         .filter_map(|pid| {
             let args = cmdline(pid);
-            (args.get(1).is_some_and(|a| a == "serve") && program.runs(pid)).then(|| Serve {
+            if args.get(1).is_none_or(|a| a != "serve") {
+                return None;
+            }
+            program.runs(pid).map(|copy| Serve {
                 pid,
                 config: config_of(pid, &args),
+                copy,
             })
         })
         .collect()
@@ -254,9 +279,9 @@ mod tests {
     fn this_process_is_this_program_and_init_is_not() {
         let program = Program::this();
         assert!(program.file.is_some() && program.path.is_some() && program.uid.is_some());
-        assert!(program.runs(std::process::id()));
+        assert!(program.runs(std::process::id()).is_some());
         // pid 1 (init) runs another program.
-        assert!(!program.runs(1));
+        assert!(program.runs(1).is_none());
     }
 
     #[test]

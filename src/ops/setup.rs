@@ -180,7 +180,8 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
     })
 }
 
-/// This user's running serves: pid, config, transport, port, since when.
+/// This user's running serves: pid, transport, port, since when, which copy
+/// of this program (its version and path), and config.
 pub(crate) fn status(json: bool) -> String {
     let rows: Vec<Value> = serves::all_serves()
         .into_iter()
@@ -199,6 +200,8 @@ pub(crate) fn status(json: bool) -> String {
                 "transport": transport,
                 "ports": serves::listening_ports(serve.pid),
                 "started_ms": serves::started_s(serve.pid).map(|s| s * 1000),
+                "version": serve.copy.version,
+                "exe": serve.copy.path.as_ref().map(|p| printable(&p.display().to_string()).into_owned()),
             })
         })
         .collect();
@@ -211,7 +214,18 @@ pub(crate) fn status(json: bool) -> String {
     if rows.is_empty() {
         return "no serve of herdr-core-mcp is running for this user\n".to_owned();
     }
-    let mut cells = vec![["PID", "TRANSPORT", "PORT", "SINCE", "CONFIG"].map(str::to_owned)];
+    let mut cells = vec![
+        [
+            "PID",
+            "TRANSPORT",
+            "PORT",
+            "SINCE",
+            "VERSION",
+            "EXE",
+            "CONFIG",
+        ]
+        .map(str::to_owned),
+    ];
     for row in rows {
         let ports: Vec<String> = row["ports"]
             .as_array()
@@ -228,6 +242,8 @@ pub(crate) fn status(json: bool) -> String {
             row["started_ms"]
                 .as_i64()
                 .map_or("?".to_owned(), readable_ms),
+            row["version"].as_str().unwrap_or("?").to_owned(),
+            row["exe"].as_str().unwrap_or("?").to_owned(),
             row["config"].as_str().unwrap_or("?").to_owned(),
         ]);
     }

@@ -7,6 +7,7 @@ mod approve;
 mod check_contract;
 mod config_locks;
 mod doctor_ends;
+mod doctor_token;
 mod generated_files;
 mod inspect_core;
 mod operator;

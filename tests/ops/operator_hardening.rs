@@ -164,3 +164,47 @@ fn a_config_in_a_hostile_directory_is_refused_on_one_escaped_line() {
         assert!(stderr.contains("\\u{001b}]0;owned\\u{0007}"), "{stderr}");
     }
 }
+
+/// A serve started from another copy of the binary (another install) is
+/// this program all the same: `status` names that copy and its version,
+/// `reload` signals it, and `doctor` counts its port as the serve's.
+#[tokio::test]
+async fn a_serve_from_another_copy_of_the_binary_is_found_and_reloaded() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let copy_dir = sim.dir.path().join("elsewhere");
+    std::fs::create_dir(&copy_dir).unwrap();
+    let copy = copy_dir.join("herdr-core-mcp");
+    std::fs::copy(crate::support::adapter_bin(), &copy).unwrap();
+    let config = sim.config(json!({}));
+    let log = sim.dir.path().join("copy.stderr");
+    let (client, pid) = mcp::stdio_process_of(&copy, &config, &log).await;
+
+    let (code, stdout, stderr) = run_adapter(&["status", "--json"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let status: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let listed = status["serves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pid"] == pid)
+        .unwrap_or_else(|| panic!("the copy's serve {pid} is not listed: {status}"))
+        .clone();
+    assert_eq!(listed["exe"], copy.to_str().unwrap(), "{listed}");
+    assert_eq!(listed["version"], env!("CARGO_PKG_VERSION"), "{listed}");
+
+    let (code, stdout, stderr) =
+        run_adapter(&["reload", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!("sent SIGHUP to serve (pid {pid})")),
+        "{stdout}"
+    );
+    eventually("the copy's reload in its log", async || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("config reloaded")
+            .then_some(())
+    })
+    .await;
+    drop(client);
+}

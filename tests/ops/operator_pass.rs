@@ -260,6 +260,9 @@ async fn init_writes_a_private_config_once_and_status_lists_running_serves() {
         .unwrap_or_else(|| panic!("serve {pid} not listed: {status}"));
     assert_eq!(ours["transport"], "http", "{ours}");
     assert_eq!(ours["ports"], json!([served.port]), "{ours}");
+    assert_eq!(ours["version"], env!("CARGO_PKG_VERSION"), "{ours}");
+    let exe = crate::support::adapter_bin();
+    assert_eq!(ours["exe"], exe.to_str().unwrap(), "{ours}");
 }
 
 #[test]

@@ -49,14 +49,30 @@ pub async fn stdio_logging(config: &Path, stderr_log: &Path, rust_log: &str) -> 
     stdio_spawn((), config, stderr_log, rust_log).await.0
 }
 
+/// [`stdio_process`] of the binary at `binary` (another copy of the
+/// adapter).
+pub async fn stdio_process_of(binary: &Path, config: &Path, stderr_log: &Path) -> (Client, u32) {
+    spawn_of(binary, (), config, stderr_log, "info").await
+}
+
 async fn stdio_spawn<H: rmcp::ClientHandler>(
     handler: H,
     config: &Path,
     stderr_log: &Path,
     rust_log: &str,
 ) -> (RunningService<RoleClient, H>, u32) {
+    spawn_of(&adapter_bin(), handler, config, stderr_log, rust_log).await
+}
+
+async fn spawn_of<H: rmcp::ClientHandler>(
+    binary: &Path,
+    handler: H,
+    config: &Path,
+    stderr_log: &Path,
+    rust_log: &str,
+) -> (RunningService<RoleClient, H>, u32) {
     let stderr = std::fs::File::create(stderr_log).expect("stderr log");
-    let command = tokio::process::Command::new(adapter_bin()).configure(|c| {
+    let command = tokio::process::Command::new(binary).configure(|c| {
         c.arg("serve")
             .arg("--config")
             .arg(config)
