@@ -23,8 +23,9 @@ done
 # The OAuth tests run a real authorization server (oidc-provider, npm) and
 # the official Python MCP SDK's OAuth client; installed project-locally,
 # pinned, once.
-phase "1/4 the OAuth test dependencies (npm and pip, pinned; once)"
+phase "1/4 the OAuth test dependencies and the MCP registry's schema (npm and pip, pinned; once)"
 scripts/oauth-deps.sh
+scripts/registry-schema.sh
 # The generated completions, man page and units are checked by the programs
 # that read them (bash, zsh, fish, groff, mandoc, systemd-analyze).
 phase "2/4 the checkers of the generated files (apt; once)"

@@ -5,6 +5,7 @@
 mod argument_errors;
 mod config_files;
 mod config_safety;
+mod distribution;
 mod lifecycle;
 mod log_bounds;
 mod restarts;
