@@ -73,7 +73,9 @@ pub enum Error {
     #[error(transparent)]
     Setup(#[from] crate::ops::setup::SetupError),
     /// `doctor` found problems (its lines say which, and the fixes).
-    #[error("{failed} check(s) failed; each FAIL line above says how to fix it")]
+    #[error(
+        "{failed} check(s) failed: the FAIL lines above say what is wrong and, where they can, the fix"
+    )]
     Doctor {
         /// How many checks failed.
         failed: usize,

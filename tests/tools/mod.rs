@@ -39,5 +39,24 @@ async fn tools_list_is_pinned() {
         !tools.to_string().contains(r#""type":["#),
         "a type list in a tool schema: {tools}"
     );
+    // Hosts decide when to ask the user from these hints: a prompt can make
+    // an agent change files or reach the network.
+    let tool = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let send = tool("send_prompt");
+    assert_eq!(send["annotations"]["destructiveHint"], true, "{send}");
+    assert_eq!(send["annotations"]["openWorldHint"], true, "{send}");
+    // Waits default under the 60 s many hosts allow a call, and say so.
+    for wait in ["wait_for_status", "wait_for_output"] {
+        let timeout = &tool(wait)["inputSchema"]["properties"]["timeout_ms"];
+        assert_eq!(timeout["default"], 50_000, "{wait}: {timeout}");
+    }
     insta::assert_json_snapshot!("tools_list", tools);
 }

@@ -35,7 +35,7 @@ use watch::OutputWatch;
 
 const QUIET_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
 const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
-const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+const DEFAULT_TIMEOUT_MS: u64 = 50_000;
 /// Default screen tail returned.
 pub const DEFAULT_OUTPUT_CHARS: u32 = 4_000;
 /// Between polls the screen is read at least this often relative to
@@ -68,12 +68,13 @@ pub struct WaitForOutputArgs {
     #[schemars(range(min = 100, max = 60000))]
     pub quiet_ms: Option<u64>,
     /// Longest wait, 100-600000 ms (never above the operator's waitMaxMs).
-    /// Default 60000.
-    #[schemars(range(min = 100, max = 600000))]
+    /// Default 50000: under the 60 s many hosts give one tool call. Keep it
+    /// under your host's limit, and call again to wait longer.
+    #[schemars(range(min = 100, max = 600000), extend("default" = DEFAULT_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// At most this many characters of the screen returned (its END),
     /// 1-32768. Default 4000.
-    #[schemars(range(min = 1, max = 32768))]
+    #[schemars(range(min = 1, max = 32768), extend("default" = DEFAULT_OUTPUT_CHARS))]
     pub max_chars: Option<u32>,
 }
 

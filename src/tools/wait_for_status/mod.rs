@@ -32,7 +32,7 @@ use crate::hc::{CoreId, HcClient};
 pub(crate) const MAX_TARGETS: usize = 16;
 const MIN_TIMEOUT_MS: u64 = 100;
 const MAX_TIMEOUT_MS: u64 = 600_000;
-const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+const DEFAULT_TIMEOUT_MS: u64 = 50_000;
 /// The states that end a wait when `until` is not given.
 const DEFAULT_UNTIL: [UntilStatus; 4] = [
     UntilStatus::Done,
@@ -88,17 +88,20 @@ pub(crate) struct WaitForStatusArgs {
     /// 1-16 terminals to watch; the wait ends when ANY of them qualifies.
     pub targets: Vec<WaitTarget>,
     /// States that end the wait. Default ["done", "blocked", "error", "idle"].
+    #[schemars(extend("default" = ["done", "blocked", "error", "idle"]))]
     pub until: Option<Vec<UntilStatus>>,
     /// Longest wait, 100-600000 ms (never above the operator's waitMaxMs).
-    /// Default 60000.
-    #[schemars(range(min = 100, max = 600000))]
+    /// Default 50000: under the 60 s many hosts give one tool call. Keep it
+    /// under your host's limit, and call again to wait longer.
+    #[schemars(range(min = 100, max = 600000), extend("default" = DEFAULT_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// Also return the screen of the target that ended the wait.
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     pub include_output: bool,
     /// With include_output: at most this many characters (the END of the
     /// screen), 1-32768. Default 12000.
-    #[schemars(range(min = 1, max = 32768))]
+    #[schemars(range(min = 1, max = 32768), extend("default" = DEFAULT_READ_CHARS))]
     pub max_chars: Option<u32>,
 }
 
