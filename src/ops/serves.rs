@@ -50,7 +50,7 @@ impl Program {
 
     /// The copy of this program process `pid` runs, when it runs as this
     /// user and is this program at all.
-    fn runs(&self, pid: u32) -> Option<Copy> {
+    fn runs(&self, pid: u32) -> Option<Installed> {
         let proc = PathBuf::from(format!("/proc/{pid}"));
         let same_user = std::fs::metadata(&proc).ok().map(|m| m.uid());
         if self.uid.is_none() || same_user != self.uid {
@@ -65,13 +65,13 @@ impl Program {
             super::marker::version_of(&exe)
         };
         let same_path = self.path.is_some() && path == self.path;
-        (same_file || same_path || version.is_some()).then_some(Copy { path, version })
+        (same_file || same_path || version.is_some()).then_some(Installed { path, version })
     }
 }
 
 /// Which copy of this program a serve runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Copy {
+pub(crate) struct Installed {
     /// Where it was started from (its executable's path).
     pub path: Option<PathBuf>,
     /// The version its marker names, when it carries one.
@@ -117,7 +117,7 @@ pub(crate) struct Serve {
     /// The real path of its config, when it can be told.
     pub config: Option<PathBuf>,
     /// The copy of this program it runs.
-    pub copy: Copy,
+    pub copy: Installed,
 }
 
 /// Every serve of this program that this user runs, whatever its config.
