@@ -14,7 +14,6 @@ pub use run::run;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use clap::builder::TypedValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::config::SendMode;
@@ -128,8 +127,8 @@ pub enum Command {
         /// How this terminal may be prompted: idle-only (only while idle)
         /// or normal (also when done: follow-ups to an agent that reports
         /// done after each task). Default: the config's sendMode.
-        #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(["idle-only", "normal"]).map(|mode| parse_send_mode(&mode)))]
-        mode: Option<SendMode>,
+        #[arg(long, value_name = "MODE", value_enum)]
+        mode: Option<ModeArg>,
         /// Show what would be written, and write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -201,11 +200,21 @@ pub enum Command {
     Man,
 }
 
-/// `--mode`'s values (clap has checked them), spelt as in the config.
-fn parse_send_mode(value: &str) -> SendMode {
-    match value {
-        "normal" => SendMode::Normal,
-        _ => SendMode::IdleOnly,
+/// `allow --mode`'s values, spelt as in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Only while the terminal is idle (hc's atomic guard).
+    IdleOnly,
+    /// Also while it is done: follow-ups to an agent that reports done.
+    Normal,
+}
+
+impl From<ModeArg> for SendMode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::IdleOnly => SendMode::IdleOnly,
+            ModeArg::Normal => SendMode::Normal,
+        }
     }
 }
 

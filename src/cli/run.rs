@@ -14,7 +14,7 @@ use super::error::Error;
 use super::{Command, ConfigArg};
 use crate::app::App;
 use crate::audit::Audit;
-use crate::config::{Config, HttpAuth, HttpConfig, Transport};
+use crate::config::{Config, HttpAuth, HttpConfig, SendMode, Transport};
 use crate::ops::{approve, doctor, inspect, reload, setup};
 use crate::serve;
 use crate::transport::Endpoint;
@@ -60,7 +60,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
             let approval = approve::Request {
                 address: &address,
                 multiline,
-                mode,
+                mode: mode.map(SendMode::from),
                 dry_run,
                 config_flag: config.config.as_deref(),
             };
