@@ -2,9 +2,7 @@
 //! of the same config: a token the serve would refuse fails, however
 //! generated it looks, and the fix is never to make a new one.
 
-use serde_json::json;
-
-use crate::support::mcp::{self, READ_TEST_TOKEN, TEST_TOKEN};
+use crate::support::mcp::{READ_TEST_TOKEN, TEST_TOKEN};
 use crate::support::{Sim, SimOptions, run_adapter};
 
 /// The doctor line of `check`.
@@ -18,19 +16,7 @@ fn line<'a>(stdout: &'a str, check: &str) -> Vec<&'a str> {
 #[tokio::test]
 async fn doctor_asks_the_running_serve_whether_it_takes_this_shell_s_tokens() {
     let sim = Sim::start(SimOptions::default());
-    let log = sim.dir.path().join("serve.stderr");
-    let config = std::cell::RefCell::new(None);
-    let mut served = mcp::http(
-        |port| {
-            let path = sim.config(json!({"transport": "http", "http": {"port": port}}));
-            *config.borrow_mut() = Some(path.clone());
-            path
-        },
-        &log,
-    )
-    .await;
-    served.ready().await;
-    let config = config.into_inner().expect("the config the serve runs");
+    let (served, config) = crate::support::http::serve_process_with_config(&sim).await;
     let config = config.to_str().unwrap();
     let pid = served.child.id().unwrap();
 

@@ -343,19 +343,7 @@ fn a_wrong_send_mode_in_the_config_is_named_plainly() {
 #[tokio::test]
 async fn doctor_beside_a_running_serve_asks_for_its_token_and_names_it_on_the_port() {
     let (sim, _hc) = sim(SimOptions::default());
-    let log = sim.dir.path().join("serve.stderr");
-    let written = std::sync::Mutex::new(None);
-    let mut served = mcp::http(
-        |port| {
-            let path = sim.config(json!({"transport": "http", "http": {"port": port}}));
-            *written.lock().unwrap() = Some(path.clone());
-            path
-        },
-        &log,
-    )
-    .await;
-    served.ready().await;
-    let config = written.lock().unwrap().clone().unwrap();
+    let (served, config) = crate::support::http::serve_process_with_config(&sim).await;
     // This shell has no HERDR_MCP_TOKEN (run_adapter removes it).
     let (code, out, _) = adapter(&["doctor", "--config", config.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");

@@ -49,6 +49,25 @@ pub fn http_config(sim: &Sim, extra: &Value, port: u16) -> PathBuf {
 
 /// Spawns the adapter binary over HTTP for `sim` (for the tests that read
 /// its log or its memory).
+/// A serve process over HTTP of a fresh config of `sim`, ready, and that
+/// config's path (for the operator commands run beside it).
+pub async fn serve_process_with_config(sim: &Sim) -> (HttpAdapter, PathBuf) {
+    let log = sim.dir.path().join("serve.stderr");
+    let written = std::sync::Mutex::new(None);
+    let mut served = mcp::http(
+        |port| {
+            let path = sim.config(json!({"transport": "http", "http": {"port": port}}));
+            *written.lock().unwrap() = Some(path.clone());
+            path
+        },
+        &log,
+    )
+    .await;
+    served.ready().await;
+    let config = written.into_inner().unwrap().expect("the config it serves");
+    (served, config)
+}
+
 pub async fn spawn_http(sim: &Sim, extra: Value) -> HttpAdapter {
     let stderr_log = sim.dir.path().join("adapter-http.stderr");
     mcp::http(|port| http_config(sim, &extra, port), &stderr_log).await
