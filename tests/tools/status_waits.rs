@@ -270,3 +270,33 @@ async fn sixty_four_concurrent_waits_leave_reads_fast() {
         assert_eq!(structured(&result)["outcome"], "timeout");
     }
 }
+
+/// Without targets, a wait watches every approved terminal from the call's
+/// start and ends at the first change of any of them, naming it; with
+/// nothing approved it is an invalid argument naming `targets`.
+#[tokio::test]
+async fn without_targets_the_first_approved_terminal_to_change_ends_the_wait() {
+    let world = World::new(agents(2, 300), json!({})).await;
+    for a in ["t1", "t2"] {
+        wait_status(&world.hc, a, TerminalStatus::Idle).await;
+    }
+    let lists = world.sim.calls("terminal.list");
+    let waiting = spawn_calls(&world, "wait_for_status", &json!({"timeout_ms": 10000}), 1);
+    // The wait has taken its baseline once it has listed the terminals.
+    crate::support::eventually("the wait to list the terminals", async || {
+        (world.sim.calls("terminal.list") > lists).then_some(())
+    })
+    .await;
+    send(&world, "t2", "the first task").await;
+    let result = waiting.into_iter().next().unwrap().await.unwrap().unwrap();
+    let out = structured(&result).clone();
+    assert_eq!(out["outcome"], "reached", "{out}");
+    assert_eq!(out["address"], "t2", "{out}");
+    assert_eq!(out["status"], "done", "{out}");
+    assert_eq!(out["targets"].as_array().map(Vec::len), Some(2), "{out}");
+
+    let unapproved = World::new(agents(1, 300), json!({"sendAllowlist": []})).await;
+    let refused = call_invalid(&unapproved.client, "wait_for_status", json!({})).await;
+    assert!(refused.contains("targets"), "{refused}");
+    assert!(refused.contains("no approved terminal"), "{refused}");
+}

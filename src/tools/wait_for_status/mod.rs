@@ -24,6 +24,7 @@ use super::error::{ToolError, structured};
 use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
 use super::text::tail_chars;
 use super::wait::{self, Ended, Limits, Poll, Watch};
+use crate::config::TerminalLifetime;
 use crate::escape::printable;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
@@ -86,7 +87,11 @@ pub(crate) struct WaitTarget {
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForStatusArgs {
     /// 1-16 terminals to watch; the wait ends when ANY of them qualifies.
-    pub targets: Vec<WaitTarget>,
+    /// Omitted: every approved terminal that is live when the call starts,
+    /// each counted after its status_seq then, so the wait ends at the
+    /// first change of any of them into an `until` state (the answer's
+    /// `address` says which).
+    pub targets: Option<Vec<WaitTarget>>,
     /// States that end the wait. Default ["done", "blocked", "error", "idle"].
     #[schemars(extend("default" = ["done", "blocked", "error", "idle"]))]
     pub until: Option<Vec<UntilStatus>>,
@@ -115,13 +120,17 @@ struct StatusPlan {
 }
 
 impl StatusPlan {
-    fn new(args: WaitForStatusArgs, wait_max: Duration) -> Result<StatusPlan, ToolError> {
-        if args.targets.is_empty() || args.targets.len() > MAX_TARGETS {
+    fn new(
+        targets: Vec<WaitTarget>,
+        args: WaitForStatusArgs,
+        wait_max: Duration,
+    ) -> Result<StatusPlan, ToolError> {
+        if targets.is_empty() || targets.len() > MAX_TARGETS {
             return Err(ToolError::invalid(
                 "targets",
                 format!(
                     "must hold 1 to {MAX_TARGETS} entries, got {}",
-                    args.targets.len()
+                    targets.len()
                 ),
             ));
         }
@@ -144,7 +153,7 @@ impl StatusPlan {
             ));
         }
         Ok(StatusPlan {
-            targets: args.targets,
+            targets,
             until,
             timeout: Duration::from_millis(timeout_ms).min(wait_max),
             max_chars: max_chars as usize,
@@ -257,7 +266,13 @@ pub(crate) async fn run(
     args: WaitForStatusArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let plan = StatusPlan::new(args, tools.app().loaded().config().wait_max())?;
+    let wait_max = tools.app().loaded().config().wait_max();
+    let mut args = args;
+    let targets = match args.targets.take() {
+        Some(targets) => targets,
+        None => approved_live(tools).await?,
+    };
+    let plan = StatusPlan::new(targets, args, wait_max)?;
     let started = Instant::now();
     let mut watch = StatusWatch {
         plan: &plan,
@@ -288,6 +303,54 @@ pub(crate) async fn run(
     let output = WaitForStatusOutput::new(&watch, outcome, ending, screen, started.elapsed());
     let text = output::render(&output);
     Ok(structured(&output, text, false))
+}
+
+/// The targets of a wait that names none: every approved terminal live
+/// now, each after its current status_seq (so only a change after the
+/// call starts counts), bound to its lifetime.
+async fn approved_live(tools: &Tools) -> Result<Vec<WaitTarget>, ToolError> {
+    let loaded = tools.app().loaded();
+    let Ok(config) = loaded.approvals() else {
+        return Err(ToolError::invalid(
+            "targets",
+            "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on",
+        ));
+    };
+    let listed = tools.app().client().list(false).await?;
+    let core = &listed.core.core_id;
+    let targets: Vec<WaitTarget> = listed
+        .value
+        .terminals
+        .iter()
+        .filter(|t| !t.is_finished())
+        .filter(|t| {
+            config.is_send_approved(
+                core,
+                &TerminalLifetime {
+                    address: t.address.clone(),
+                    created_ms: t.created_ms,
+                },
+            )
+        })
+        .map(|t| WaitTarget {
+            address: t.address.clone(),
+            created_ms: Some(t.created_ms),
+            after_seq: Some(t.status_seq),
+        })
+        .collect();
+    match targets.len() {
+        0 => Err(ToolError::invalid(
+            "targets",
+            "omitted, but no approved terminal is live now: name the targets to wait on",
+        )),
+        n if n > MAX_TARGETS => Err(ToolError::invalid(
+            "targets",
+            format!(
+                "omitted, but {n} approved terminals are live, more than {MAX_TARGETS}: name up to {MAX_TARGETS} targets"
+            ),
+        )),
+        _ => Ok(targets),
+    }
 }
 
 async fn read_screen(
