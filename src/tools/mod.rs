@@ -9,6 +9,7 @@ mod arguments;
 pub(crate) mod cursor;
 pub(crate) mod error;
 pub(crate) mod list_sessions;
+pub(crate) mod prompts;
 pub(crate) mod read_output;
 pub(crate) mod schema;
 pub(crate) mod send_locks;

@@ -6,13 +6,15 @@
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
+use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::model::{
-    CacheScope, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ResultType, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolResult, CompleteRequestParams, CompleteResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, Reference, ResultType,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool, tool_handler, tool_router};
 
 use super::Tools;
 use super::arguments::Arguments;
@@ -54,6 +56,7 @@ pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
 pub struct HerdrServer {
     tools: Arc<Tools>,
     tool_router: Arc<ToolRouter<HerdrServer>>,
+    prompt_router: Arc<PromptRouter<HerdrServer>>,
 }
 
 #[tool_router]
@@ -65,9 +68,11 @@ impl HerdrServer {
         // and building the router (four tools, their schemas cloned and
         // cleaned) was half of the adapter's CPU time per HTTP call.
         static ROUTER: OnceLock<Arc<ToolRouter<HerdrServer>>> = OnceLock::new();
+        static PROMPTS: OnceLock<Arc<PromptRouter<HerdrServer>>> = OnceLock::new();
         HerdrServer {
             tools,
             tool_router: Arc::clone(ROUTER.get_or_init(|| Arc::new(Self::tool_router()))),
+            prompt_router: Arc::clone(PROMPTS.get_or_init(|| Arc::new(Self::prompts()))),
         }
     }
 
@@ -238,7 +243,27 @@ fn caller(context: &RequestContext<RoleServer>) -> Caller {
 }
 
 #[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for HerdrServer {
+    /// Live approved addresses for `dispatch`'s `address`; nothing else.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let prompt = match &request.r#ref {
+            Reference::Prompt(prompt) => prompt.name.as_str(),
+            _ => "",
+        };
+        super::prompts::complete(
+            &self.tools,
+            prompt,
+            &request.argument.name,
+            &request.argument.value,
+        )
+        .await
+    }
+
     /// The tools this caller may use: `send_prompt` only for a caller
     /// that may send. The list depends on the caller, so it is private.
     async fn list_tools(
@@ -267,12 +292,18 @@ impl ServerHandler for HerdrServer {
     }
 
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                env!("CARGO_PKG_NAME"),
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(INSTRUCTIONS)
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

@@ -17,6 +17,7 @@ mod list_and_read;
 mod multiline;
 mod output_waits;
 mod pattern_costs;
+mod prompts;
 mod send_record;
 mod sends;
 mod status_waits;
