@@ -6,6 +6,7 @@
 //! and `escape`; nothing below imports from here.
 
 mod arguments;
+pub(crate) mod completion;
 pub(crate) mod cursor;
 pub(crate) mod error;
 pub(crate) mod list_sessions;
@@ -23,6 +24,9 @@ pub(crate) mod wait_for_status;
 use std::sync::Arc;
 
 use crate::app::App;
+use crate::config::TerminalLifetime;
+use crate::hc::CoreError;
+use crate::hc::wire::TerminalRecord;
 use cursor::CursorKey;
 use send_locks::SendLocks;
 pub use server::{HerdrServer, PROTOCOL_VERSIONS};
@@ -74,5 +78,34 @@ impl Tools {
     /// The per-terminal send locks.
     pub fn send_locks(&self) -> &Arc<SendLocks> {
         &self.send_locks
+    }
+
+    /// The live terminals approved now (an entry for their core and
+    /// lifetime in the config in force), in hc's order; `None` when the
+    /// config in force is invalid, so that nothing counts as approved.
+    pub(crate) async fn approved_live(&self) -> Result<Option<Vec<TerminalRecord>>, CoreError> {
+        let loaded = self.app.loaded();
+        let Ok(config) = loaded.approvals() else {
+            return Ok(None);
+        };
+        let listed = self.app.client().list(false).await?;
+        let core = listed.core.core_id.clone();
+        Ok(Some(
+            listed
+                .value
+                .terminals
+                .into_iter()
+                .filter(|t| !t.is_finished())
+                .filter(|t| {
+                    config.is_send_approved(
+                        &core,
+                        &TerminalLifetime {
+                            address: t.address.clone(),
+                            created_ms: t.created_ms,
+                        },
+                    )
+                })
+                .collect(),
+        ))
     }
 }

@@ -3,24 +3,19 @@
 //! blocked and failed terminals are waiting for) and `fleet` (one table of
 //! every terminal). A prompt only asks the model to call the tools; it
 //! sends nothing itself, and every rule of the tools still holds.
-//! `complete` offers the live approved addresses for `dispatch`'s
-//! `address`, prefix-filtered and bounded.
+//! `completion` offers the live approved addresses for `dispatch`'s
+//! `address`.
 
 use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CompleteResult, CompletionInfo, PromptMessage, Role};
+use rmcp::model::{PromptMessage, Role};
 use rmcp::{ErrorData, prompt, prompt_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::Tools;
 use super::server::HerdrServer;
 use super::text::MAX_PROMPT_CHARS;
-use crate::config::TerminalLifetime;
 use crate::hc::wire::check_address;
-
-/// The prompt whose `address` is completed.
-pub(crate) const DISPATCH: &str = "dispatch";
 
 /// `dispatch`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -95,60 +90,9 @@ impl HerdrServer {
     }
 }
 
-/// Most addresses one completion offers.
-const MAX_COMPLETIONS: usize = 32;
-
 impl HerdrServer {
     /// The prompts, built once per process like the tools.
     pub(crate) fn prompts() -> PromptRouter<HerdrServer> {
         Self::prompt_router()
     }
-}
-
-/// The live approved addresses that start with `prefix`, for `dispatch`'s
-/// `address`; nothing for any other argument.
-pub(crate) async fn complete(
-    tools: &Tools,
-    prompt: &str,
-    argument: &str,
-    prefix: &str,
-) -> Result<CompleteResult, ErrorData> {
-    let values = if prompt == DISPATCH && argument == "address" {
-        approved_addresses(tools, prefix).await
-    } else {
-        Vec::new()
-    };
-    let info = CompletionInfo::with_all_values(values)
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    Ok(CompleteResult::new(info))
-}
-
-/// The addresses of live terminals approved now, starting with `prefix`,
-/// at most [`MAX_COMPLETIONS`]. hc unreachable or the config invalid: none.
-async fn approved_addresses(tools: &Tools, prefix: &str) -> Vec<String> {
-    let loaded = tools.app().loaded();
-    let Ok(config) = loaded.approvals() else {
-        return Vec::new();
-    };
-    let Ok(listed) = tools.app().client().list(false).await else {
-        return Vec::new();
-    };
-    let core = &listed.core.core_id;
-    listed
-        .value
-        .terminals
-        .iter()
-        .filter(|t| !t.is_finished() && t.address.starts_with(prefix))
-        .filter(|t| {
-            config.is_send_approved(
-                core,
-                &TerminalLifetime {
-                    address: t.address.clone(),
-                    created_ms: t.created_ms,
-                },
-            )
-        })
-        .map(|t| t.address.clone())
-        .take(MAX_COMPLETIONS)
-        .collect()
 }

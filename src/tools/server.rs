@@ -255,7 +255,7 @@ impl ServerHandler for HerdrServer {
             Reference::Prompt(prompt) => prompt.name.as_str(),
             _ => "",
         };
-        super::prompts::complete(
+        super::completion::complete(
             &self.tools,
             prompt,
             &request.argument.name,

@@ -24,7 +24,6 @@ use super::error::{ToolError, structured};
 use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
 use super::text::tail_chars;
 use super::wait::{self, Ended, Limits, Poll, Watch};
-use crate::config::TerminalLifetime;
 use crate::escape::printable;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
@@ -309,31 +308,16 @@ pub(crate) async fn run(
 /// now, each after its current status_seq (so only a change after the
 /// call starts counts), bound to its lifetime.
 async fn approved_live(tools: &Tools) -> Result<Vec<WaitTarget>, ToolError> {
-    let loaded = tools.app().loaded();
-    let Ok(config) = loaded.approvals() else {
+    let Some(terminals) = tools.approved_live().await? else {
         return Err(ToolError::invalid(
             "targets",
             "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on",
         ));
     };
-    let listed = tools.app().client().list(false).await?;
-    let core = &listed.core.core_id;
-    let targets: Vec<WaitTarget> = listed
-        .value
-        .terminals
-        .iter()
-        .filter(|t| !t.is_finished())
-        .filter(|t| {
-            config.is_send_approved(
-                core,
-                &TerminalLifetime {
-                    address: t.address.clone(),
-                    created_ms: t.created_ms,
-                },
-            )
-        })
+    let targets: Vec<WaitTarget> = terminals
+        .into_iter()
         .map(|t| WaitTarget {
-            address: t.address.clone(),
+            address: t.address,
             created_ms: Some(t.created_ms),
             after_seq: Some(t.status_seq),
         })
