@@ -3,6 +3,7 @@
 //! record's vocabulary ([`Outcome`], [`ReasonCode`]) lives here, below the
 //! tool that fills it.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -36,6 +37,8 @@ pub struct SendRecord<'a> {
     pub text: &'a str,
     /// Who asked for the send (never their token).
     pub caller: &'a Caller,
+    /// How a human confirmed it, when one did.
+    pub confirmed: Option<&'a Confirmation>,
 }
 
 /// One audit line as written.
@@ -55,6 +58,29 @@ struct Line<'a> {
     chars: usize,
     sha256: String,
     caller: &'a Who,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmed: Option<&'a Confirmation>,
+}
+
+/// How the human's confirmation reached this server.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmVia {
+    // `elicitation/create` during the call (a session, before 2026-07-28).
+    Elicitation,
+    // An input-required result, answered by the client's retry (2026-07-28).
+    InputRequired,
+}
+
+/// A send the human confirmed: how, and through which client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Confirmation {
+    /// How the answer came.
+    pub via: ConfirmVia,
+    /// The MCP client that asked the human, as it names itself ("name
+    /// version"), escaped; null when it gave no name.
+    pub client: Option<String>,
 }
 
 /// What came of a send attempt: `sent`, `not_sent` or `unknown`.
@@ -135,6 +161,20 @@ pub enum ReasonCode {
     DispatchFailed,
     // not_sent: hc's atomic `if` guard refused; nothing was written.
     StatusMismatch,
+    // not_sent: the approval asks a human; the 2026-07-28 client was asked
+    // (an input-required result) and retries with the answer.
+    ConfirmationRequired,
+    // not_sent: the human declined the prompt.
+    ConfirmationDeclined,
+    // not_sent: the human dismissed the question.
+    ConfirmationCancelled,
+    // not_sent: no answer within `confirmTimeoutMs`.
+    ConfirmationTimeout,
+    // not_sent: this client cannot ask a human (no form elicitation, or a
+    // stateless HTTP request before 2026-07-28).
+    ConfirmationUnavailable,
+    // not_sent: the retry's confirmation is forged, for another call, or used.
+    ConfirmationInvalid,
     // unknown: the request reached hc and no valid answer came back.
     PostDispatchFailure,
     // unknown: the adapter failed inside the attempt.
@@ -164,6 +204,12 @@ impl ReasonCode {
             ReasonCode::StatusNotAllowed => "status_not_allowed",
             ReasonCode::DispatchFailed => "dispatch_failed",
             ReasonCode::StatusMismatch => "status_mismatch",
+            ReasonCode::ConfirmationRequired => "confirmation_required",
+            ReasonCode::ConfirmationDeclined => "confirmation_declined",
+            ReasonCode::ConfirmationCancelled => "confirmation_cancelled",
+            ReasonCode::ConfirmationTimeout => "confirmation_timeout",
+            ReasonCode::ConfirmationUnavailable => "confirmation_unavailable",
+            ReasonCode::ConfirmationInvalid => "confirmation_invalid",
             ReasonCode::PostDispatchFailure => "post_dispatch_failure",
             ReasonCode::InternalError => "internal_error",
         }
@@ -186,6 +232,7 @@ pub(super) fn line(record: &SendRecord<'_>) -> String {
         chars: record.text.chars().count(),
         sha256: sha256_hex(record.text),
         caller: record.caller.who(),
+        confirmed: record.confirmed,
     };
     let json = serde_json::to_string(&line).expect("an audit line always encodes");
     escape::json(&json).into_owned()
@@ -215,6 +262,7 @@ mod tests {
             reason: ReasonCode::Accepted,
             text: "secret prompt",
             caller: &Caller::oauth(Some("user\u{1b}1"), Some("client-1"), true),
+            confirmed: None,
         };
         let line = line(&record);
         assert!(!line.contains("secret"), "{line}");

@@ -129,6 +129,13 @@ pub enum Command {
         /// done after each task). Default: the config's sendMode.
         #[arg(long, value_name = "MODE", value_enum)]
         mode: Option<ModeArg>,
+        /// Ask a human before each prompt to this terminal: send_prompt
+        /// shows the target and the exact prompt through the MCP client
+        /// (elicitation) and sends only on its confirmation. A client that
+        /// cannot ask sends nothing. Hooks or auto-approve modes in a host
+        /// can answer for the human: the approval stays the boundary.
+        #[arg(long)]
+        confirm: bool,
         /// Show what would be written, and write nothing.
         #[arg(long)]
         dry_run: bool,

@@ -53,6 +53,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
         Command::Allow {
             config,
             multiline,
+            confirm,
             mode,
             dry_run,
             address,
@@ -60,6 +61,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
             let approval = approve::Request {
                 address: &address,
                 multiline,
+                confirm,
                 mode: mode.map(SendMode::from),
                 dry_run,
                 config_flag: config.config.as_deref(),

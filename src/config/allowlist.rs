@@ -50,6 +50,9 @@ pub struct Approval {
     /// How it may be prompted, when the entry says (`allow --mode`);
     /// otherwise the top-level `sendMode`.
     pub send_mode: Option<SendMode>,
+    /// Each prompt waits for a human's confirmation through the MCP
+    /// client (`allow --confirm`).
+    pub confirm: bool,
 }
 
 impl Approval {
@@ -79,6 +82,7 @@ pub(super) fn allowlist(
         let approval = Approval {
             multiline: entry.multiline,
             send_mode: entry.send_mode,
+            confirm: entry.confirm,
         };
         if approvals
             .insert(lifetime, approval)
@@ -86,7 +90,7 @@ pub(super) fn allowlist(
         {
             return Err(invalid(
                 format!("sendAllowlist[{i}]"),
-                "lists a lifetime again with another multiline or sendMode value: keep one entry per lifetime",
+                "lists a lifetime again with another multiline, sendMode or confirm value: keep one entry per lifetime",
             ));
         }
     }

@@ -30,6 +30,9 @@ pub use raw::{RawConfig, RawHttp, RawLifetime, RawTransport};
 const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
 /// Bounds of `waitMaxMs`, the longest one wait call may wait.
 const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+/// Bounds of `confirmTimeoutMs`: long enough for a human to read a prompt,
+/// short enough that an unanswered question does not hold a send forever.
+const CONFIRM_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
 
 /// Why a config was refused. Each message names the file or key and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +137,7 @@ pub struct Config {
     send_allowlist: HashMap<TerminalLifetime, Approval>,
     timeout: Duration,
     wait_max: Duration,
+    confirm_timeout: Duration,
     audit_log: Option<PathBuf>,
     /// ` --config PATH` for the commands hints name, empty for the default.
     operator_flag: String,
@@ -210,6 +214,11 @@ impl Config {
     /// Longest one wait call may wait.
     pub fn wait_max(&self) -> Duration {
         self.wait_max
+    }
+
+    /// How long a confirmed send waits for the human's answer.
+    pub fn confirm_timeout(&self) -> Duration {
+        self.confirm_timeout
     }
 
     /// Where each send attempt is also recorded, if anywhere.
@@ -306,6 +315,15 @@ impl TryFrom<RawConfig> for Config {
                 format!("must be between 100 and 600000, got {}", raw.wait_max_ms),
             ));
         }
+        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_timeout_ms) {
+            return Err(invalid(
+                "confirmTimeoutMs",
+                format!(
+                    "must be between 1000 and 600000, got {}",
+                    raw.confirm_timeout_ms
+                ),
+            ));
+        }
         let send_allowlist = allowlist(raw.send_allowlist)?;
         if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
             return Err(invalid(
@@ -334,6 +352,7 @@ impl TryFrom<RawConfig> for Config {
             send_allowlist,
             timeout: Duration::from_millis(raw.timeout_ms),
             wait_max: Duration::from_millis(raw.wait_max_ms),
+            confirm_timeout: Duration::from_millis(raw.confirm_timeout_ms),
             audit_log: raw.audit_log,
             operator_flag: String::new(),
         })

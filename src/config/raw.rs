@@ -19,6 +19,7 @@ use crate::json_keys::{self, Repeat, Walked};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;
 pub(super) const DEFAULT_WAIT_MAX_MS: u64 = 600_000;
+pub(super) const DEFAULT_CONFIRM_TIMEOUT_MS: u64 = 120_000;
 
 /// One approved terminal lifetime as the file spells it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -34,6 +35,10 @@ pub struct RawLifetime {
     /// How this lifetime may be prompted (default: the top-level sendMode).
     #[serde(default, rename = "sendMode", skip_serializing_if = "Option::is_none")]
     pub send_mode: Option<SendMode>,
+    /// Each prompt to this lifetime waits for a human's confirmation
+    /// through the MCP client (`allow --confirm`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm: bool,
 }
 
 /// `transport` as the file spells it.
@@ -79,6 +84,13 @@ pub struct RawConfig {
         skip_serializing_if = "is_default_wait_max"
     )]
     pub wait_max_ms: u64,
+    /// `confirmTimeoutMs`: how long a confirmed send waits for the human's
+    /// answer, in ms (default 120,000).
+    #[serde(
+        default = "default_confirm_timeout_ms",
+        skip_serializing_if = "is_default_confirm_timeout"
+    )]
+    pub confirm_timeout_ms: u64,
     /// `auditLog`: the file each send attempt's audit line is also appended to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
@@ -114,6 +126,10 @@ fn default_wait_max_ms() -> u64 {
     DEFAULT_WAIT_MAX_MS
 }
 
+fn default_confirm_timeout_ms() -> u64 {
+    DEFAULT_CONFIRM_TIMEOUT_MS
+}
+
 // A config the adapter writes says only what differs from the defaults.
 fn is_default_timeout(ms: &u64) -> bool {
     *ms == DEFAULT_TIMEOUT_MS
@@ -121,6 +137,10 @@ fn is_default_timeout(ms: &u64) -> bool {
 
 fn is_default_wait_max(ms: &u64) -> bool {
     *ms == DEFAULT_WAIT_MAX_MS
+}
+
+fn is_default_confirm_timeout(ms: &u64) -> bool {
+    *ms == DEFAULT_CONFIRM_TIMEOUT_MS
 }
 
 impl RawConfig {
@@ -136,6 +156,7 @@ impl RawConfig {
             send_allowlist: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             wait_max_ms: DEFAULT_WAIT_MAX_MS,
+            confirm_timeout_ms: DEFAULT_CONFIRM_TIMEOUT_MS,
             audit_log: None,
             http: None,
         }

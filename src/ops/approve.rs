@@ -70,6 +70,8 @@ pub(crate) struct Request<'a> {
     /// How this lifetime may be prompted (written as the entry's
     /// `sendMode`); none: the top-level `sendMode`.
     pub mode: Option<SendMode>,
+    /// Each prompt waits for a human's confirmation through the client.
+    pub confirm: bool,
     /// Show what would be written and write nothing.
     pub dry_run: bool,
     /// The `--config` the operator gave, repeated in the hints it is shown.
@@ -141,6 +143,12 @@ pub(crate) async fn allow(
     }
     if let Some(mode) = request.mode {
         entry["sendMode"] = json!(mode.as_str());
+    }
+    if request.confirm {
+        entry["confirm"] = json!(true);
+        report.push_str(
+            "confirmation required: each prompt waits for a human to confirm it in the MCP client (a client that cannot ask sends nothing)\n",
+        );
     }
     let mode = request.mode.unwrap_or(config.send_mode());
     report.push_str(&match mode {

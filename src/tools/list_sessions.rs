@@ -45,6 +45,10 @@ pub(crate) struct Session {
     /// idle; `normal`: also when done (an agent that reports done after
     /// each task can take follow-ups). Null when not approved.
     pub send_mode: Option<SendMode>,
+    /// True when send_approved and each prompt to it waits for a human to
+    /// confirm it in your MCP client (send_prompt asks; a client that
+    /// cannot ask gets not_sent, confirmation_unavailable).
+    pub confirm_required: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -126,6 +130,7 @@ pub(crate) async fn run(
                 send_approved: approval.is_some(),
                 multiline_allowed: approval.is_some_and(|a| a.multiline),
                 send_mode: approval.map(|a| a.mode(config_mode)),
+                confirm_required: approval.is_some_and(|a| a.confirm),
             }
         })
         .collect();
@@ -154,7 +159,7 @@ fn render(output: &ListSessionsOutput) -> String {
     for s in &output.sessions {
         let r = &s.record;
         text.push_str(&format!(
-            "{} created_ms={} status={} seq={} program={} title={}{}{}\n",
+            "{} created_ms={} status={} seq={} program={} title={}{}{}{}\n",
             printable(&r.address),
             r.created_ms,
             match &r.reported_status {
@@ -172,6 +177,11 @@ fn render(output: &ListSessionsOutput) -> String {
                 ),
                 (Some(mode), false) => format!(" send_approved send_mode={}", mode.as_str()),
                 (None, _) => String::new(),
+            },
+            if s.confirm_required {
+                " confirm_required"
+            } else {
+                ""
             },
         ));
     }

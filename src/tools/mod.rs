@@ -29,6 +29,7 @@ use crate::hc::CoreError;
 use crate::hc::wire::TerminalRecord;
 use cursor::CursorKey;
 use send_locks::SendLocks;
+use send_prompt::confirm::Confirmations;
 pub use server::{HerdrServer, PROTOCOL_VERSIONS};
 use wait::WaitPermits;
 use wait_for_output::Matchers;
@@ -42,6 +43,7 @@ pub struct Tools {
     wait_permits: WaitPermits,
     matchers: Matchers,
     send_locks: Arc<SendLocks>,
+    confirmations: Confirmations,
 }
 
 impl Tools {
@@ -54,6 +56,7 @@ impl Tools {
             wait_permits: WaitPermits::default(),
             matchers: Matchers::default(),
             send_locks: Arc::default(),
+            confirmations: Confirmations::default(),
         }
     }
 
@@ -65,6 +68,11 @@ impl Tools {
     /// The key that seals `list_sessions` cursors.
     pub fn cursors(&self) -> &CursorKey {
         &self.cursors
+    }
+
+    /// The key that seals confirmations, and those not yet redeemed.
+    pub(crate) fn confirmations(&self) -> &Confirmations {
+        &self.confirmations
     }
 
     pub(crate) fn wait_permits(&self) -> &WaitPermits {

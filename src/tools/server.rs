@@ -7,11 +7,11 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::handler::server::router::prompt::PromptRouter;
-use rmcp::handler::server::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState, ToolRouter};
 use rmcp::model::{
-    CacheScope, CallToolResult, CompleteRequestParams, CompleteResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, Reference, ResultType,
-    ServerCapabilities, ServerConfig,
+    CacheScope, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, Reference,
+    ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool, tool_handler, tool_router};
@@ -22,6 +22,7 @@ use super::error::respond;
 use super::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::read_output::{self, ReadOutputArgs, ReadOutputOutput};
 use super::schema;
+use super::send_prompt::confirm::Asking;
 use super::send_prompt::{self, SendPromptArgs, SendPromptOutput};
 use super::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
 use super::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput};
@@ -134,7 +135,9 @@ impl HerdrServer {
     /// `done` left from the previous task does not count),
     /// `not_sent` = nothing was written (see reason), `unknown` = the input
     /// may have landed: read the screen before deciding, never resend
-    /// blindly. Never retried.
+    /// blindly. Never retried. Where list_sessions shows confirm_required,
+    /// the user is asked to confirm the exact prompt in your client first
+    /// (up to 2 minutes); a declined or unanswered one is not_sent.
     #[tool(
         title = "Send prompt to terminal",
         input_schema = schema::input::<SendPromptArgs>(),
@@ -152,10 +155,23 @@ impl HerdrServer {
     async fn send_prompt(
         &self,
         Arguments(args): Arguments<SendPromptArgs>,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context);
-        Ok(send_prompt::run(Arc::clone(&self.tools), args, caller, context.ct).await)
+        let asking = Asking::new(
+            context.peer.clone(),
+            context.protocol_version(),
+            context.client_capabilities().as_ref(),
+            context
+                .client_info()
+                .map(|c| format!("{} {}", c.name, c.version)),
+            context.extensions.get::<http::request::Parts>().is_some(),
+            state,
+            responses,
+        );
+        Ok(send_prompt::run(Arc::clone(&self.tools), args, caller, asking, context.ct).await)
     }
 
     /// Wait, in one bounded call, until any of 1-16 terminals reaches one of

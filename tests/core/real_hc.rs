@@ -6,10 +6,9 @@
 //! log shows exactly the sends that answered `sent`.
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::support::mcp::{self, call, structured};
-use crate::support::{Sim, SimOptions, in_process, run_adapter};
+use crate::support::{Sim, SimOptions, in_process, run_adapter, sha256_hex};
 
 const REMOTE: &str = "machine/t7";
 
@@ -42,13 +41,6 @@ fn odd_address(listed: &Value) -> String {
         .as_str()
         .unwrap()
         .to_owned()
-}
-
-fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[tokio::test]

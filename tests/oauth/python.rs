@@ -6,17 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::support::idp::{Idp, IdpOptions};
-use crate::support::in_process;
 use crate::support::oauth::{approved_sim, bind, oauth_config};
-
-fn python() -> std::path::PathBuf {
-    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".interop/venv/bin/python");
-    assert!(
-        python.is_file(),
-        "the Python MCP SDK is not installed: run scripts/oauth-deps.sh (scripts/test.sh does)"
-    );
-    python
-}
+use crate::support::{in_process, python};
 
 /// Runs one client scenario against `url`; its one JSON line.
 async fn client(url: &str, scenario: &str, text: &str) -> Value {

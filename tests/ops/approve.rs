@@ -224,3 +224,33 @@ async fn allow_multiline_and_links_write_the_real_file() {
             .is_symlink()
     );
 }
+
+#[tokio::test]
+async fn allow_confirm_writes_confirm_and_list_sessions_shows_it() {
+    let sim = Sim::start(SimOptions::agents(2));
+    let config = sim.config(json!({}));
+    let path = config.to_str().unwrap();
+    let (code, stdout, stderr) = adapter(&["allow", "--confirm", "--config", path, "t1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("confirmation required"), "{stdout}");
+    assert_eq!(adapter(&["allow", "--config", path, "t2"]).0, 0);
+    let doc = read(&config);
+    let entries = doc["sendAllowlist"].as_array().unwrap();
+    assert_eq!(entries[0]["confirm"], true, "{doc}");
+    assert!(entries[1].get("confirm").is_none(), "{doc}");
+    let client = mcp::stdio(&config, &sim.dir.path().join("adapter.stderr")).await;
+    let result = call(&client, "list_sessions", json!({})).await;
+    let listed = structured(&result);
+    let confirm: Vec<(&str, bool)> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["address"].as_str().unwrap(),
+                s["confirm_required"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(confirm, [("t1", true), ("t2", false)]);
+}

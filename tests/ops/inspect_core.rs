@@ -55,10 +55,12 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
             "t1" => Some(Approval {
                 multiline: false,
                 send_mode: None,
+                confirm: false,
             }),
             "t3" => Some(Approval {
                 multiline: true,
                 send_mode: None,
+                confirm: false,
             }),
             _ => None,
         })

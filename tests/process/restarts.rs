@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::support::mcp::{self, Client, call, is_error, structured, text};
-use crate::support::{Sim, SimOptions, run_adapter, send_signal};
+use crate::support::{Sim, SimOptions, run_adapter, send_signal, sha256_hex};
 
 /// Long enough that a send or preflight is still waiting for its reply
 /// when the core is killed, well inside the adapter's timeout.
@@ -26,13 +25,6 @@ fn options() -> SimOptions {
         slow_reply_ms: Some(SLOW_REPLY_MS),
         ..SimOptions::default()
     }
-}
-
-fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// How many times `text` reached a terminal, per the input log.

@@ -24,6 +24,27 @@ use serde_json::{Value, json};
 /// Longest any test waits for a condition before failing.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
+/// The SHA-256 of `text` in hex, as the input log and the audit lines
+/// record a prompt.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The Python of `.interop/venv`, with the official MCP SDK the tests'
+/// Python clients use (installed by scripts/oauth-deps.sh).
+pub fn python() -> PathBuf {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".interop/venv/bin/python");
+    assert!(
+        python.is_file(),
+        "the Python MCP SDK is not installed: run scripts/oauth-deps.sh (scripts/test.sh does)"
+    );
+    python
+}
+
 /// The adapter binary under test: the one cargo built, or the one named by
 /// `HERDR_MCP_BIN` (to run the process-level tests against another build).
 pub fn adapter_bin() -> PathBuf {

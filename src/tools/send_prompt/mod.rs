@@ -10,12 +10,13 @@
 //! leaves exactly one audit line, even one that panics (`unknown`,
 //! `internal_error`).
 
+pub(crate) mod confirm;
 mod pipeline;
 pub(crate) mod verdict;
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,7 @@ use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::{SendGuard, TerminalStatus};
+use confirm::{Asking, Confirmation};
 use pipeline::Attempt;
 use verdict::{Accepted, ReasonCode, Verdict};
 
@@ -80,6 +82,9 @@ pub(crate) struct SendPromptOutput {
     pub landed_created_ms: Option<i64>,
     /// Characters in `text`.
     pub chars: usize,
+    /// How a human confirmed this prompt, when the operator asks for
+    /// confirmation (confirm_required in list_sessions); null otherwise.
+    pub confirmed: Option<Confirmation>,
     /// Whether this attempt's line reached the operator's audit file.
     pub audit: AuditWrite,
 }
@@ -88,8 +93,9 @@ pub(crate) async fn run(
     tools: Arc<Tools>,
     args: SendPromptArgs,
     caller: Caller,
+    asking: Asking,
     ct: CancellationToken,
-) -> CallToolResult {
+) -> CallToolResponse {
     let task = tokio::spawn(async move {
         let loaded = tools.app().loaded();
         let unfinished = Unfinished {
@@ -97,27 +103,36 @@ pub(crate) async fn run(
             args: &args,
             caller: &caller,
         };
-        let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &ct).await;
+        let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &asking, &ct).await;
+        // A 2026-07-28 client is asked through an input-required result.
+        let question = match &attempt.verdict {
+            Verdict::NotSent(verdict::Refusal::ConfirmationPending(question)) => {
+                Some(InputRequiredResult::clone(question))
+            }
+            _ => None,
+        };
         let mut output = SendPromptOutput::new(&args, attempt);
         std::mem::forget(unfinished);
         output.audit = tools
             .app()
             .audit()
             .record(&output.record(&args.text, &caller));
-        output
+        (output, question)
     });
     match task.await {
-        Ok(output) => {
+        Ok((_, Some(question))) => CallToolResponse::InputRequired(question),
+        Ok((output, None)) => {
             let text = render(&output);
             let is_error =
                 output.outcome != Outcome::Sent || output.reason_code != ReasonCode::Accepted;
-            structured(&output, text, is_error)
+            structured(&output, text, is_error).into()
         }
         // The attempt task panicked (its audit line says `unknown`); whether
         // it dispatched is not known.
         Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
             "UNKNOWN (input may have landed): internal error during send_prompt ({e}) [internal_error]; read the screen before deciding, do not resend blindly"
-        ))]),
+        ))])
+        .into(),
     }
 }
 
@@ -143,6 +158,7 @@ pub(crate) fn record_refused_for_scope(
         reason: ReasonCode::InsufficientScope,
         text,
         caller,
+        confirmed: None,
     });
 }
 
@@ -167,6 +183,7 @@ impl Drop for Unfinished<'_> {
             reason: ReasonCode::InternalError,
             text: &self.args.text,
             caller: self.caller,
+            confirmed: None,
         });
     }
 }
@@ -178,6 +195,7 @@ impl SendPromptOutput {
             preflight,
             guard,
             mode,
+            confirmation,
             verdict,
         } = attempt;
         let (outcome, core_status, core_status_seq) = match &verdict {
@@ -224,6 +242,7 @@ impl SendPromptOutput {
             created_ms,
             landed_created_ms,
             chars: args.text.chars().count(),
+            confirmed: confirmation,
             audit: AuditWrite::LogOnly,
         }
     }
@@ -243,6 +262,7 @@ impl SendPromptOutput {
             reason: self.reason_code,
             text,
             caller,
+            confirmed: self.confirmed.as_ref(),
         }
     }
 }
@@ -281,6 +301,16 @@ fn render(out: &SendPromptOutput) -> String {
         && let Some(landed) = out.landed_created_ms
     {
         text.push_str(&format!(" landed_created_ms={landed}"));
+    }
+    if let Some(confirmed) = &out.confirmed {
+        text.push_str(&format!(
+            "\nconfirmed by a human through {} ({})",
+            confirmed.client.as_deref().unwrap_or("the client"),
+            match confirmed.via {
+                confirm::ConfirmVia::Elicitation => "elicitation",
+                confirm::ConfirmVia::InputRequired => "input-required retry",
+            }
+        ));
     }
     if out.audit == AuditWrite::NotWritten {
         text.push_str("\naudit: not_written (auditLog could not be written; the line is kept and written first once it can be)");

@@ -1,14 +1,18 @@
 //! One send attempt, top to bottom: `check_input` (text and config, no I/O)
-//! → the audit file writable → the per-terminal lock → `preflight` (`terminal.get`) → `check_target`
-//! (core, lifetime, approval, mode; no I/O) → `dispatch` (the one
-//! `terminal.send`) → [`classify`]. Every step before dispatch can only
-//! refuse, so a refusal is NOT SENT by construction.
+//! → the audit file writable → (a 2026-07-28 retry: its answer opened) →
+//! the per-terminal lock → `preflight` (`terminal.get`) → `check_target`
+//! (core, lifetime, approval, mode; no I/O) → (an approval that asks for
+//! confirmation: the human asked with the lock released, then the lock, the
+//! preflight and every check again) → `dispatch` (the one `terminal.send`)
+//! → [`classify`]. Every step before dispatch can only refuse, so a refusal
+//! is NOT SENT by construction.
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::SendPromptArgs;
+use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question};
 use super::verdict::{Refusal, Verdict, classify};
 use crate::app::Loaded;
 use crate::caller::Caller;
@@ -25,6 +29,11 @@ pub(super) struct Preflight {
     pub created_ms: i64,
     pub status: TerminalStatus,
     pub finished: bool,
+    /// What the human is shown when asked to confirm (the program's own
+    /// words: escaped where shown).
+    pub program: Option<String>,
+    pub title: Option<String>,
+    pub cwd: Option<String>,
 }
 
 /// What passed every check before dispatch: the approved lifetime to send
@@ -35,6 +44,8 @@ pub(super) struct Cleared {
     pub guard: Option<SendGuard>,
     /// The approval's mode (its own, else the top-level one).
     pub mode: SendMode,
+    /// The approval asks a human before each prompt.
+    pub confirm: bool,
 }
 
 /// A finished attempt: what the preflight saw (if it ran), the guard it
@@ -45,6 +56,8 @@ pub(super) struct Attempt {
     pub guard: Option<SendGuard>,
     /// The mode the target's approval gave, once it was cleared.
     pub mode: Option<SendMode>,
+    /// How the human confirmed it, when one did.
+    pub confirmation: Option<Confirmation>,
     pub verdict: Verdict,
 }
 
@@ -54,6 +67,7 @@ impl Attempt {
             preflight,
             guard: None,
             mode: None,
+            confirmation: None,
             verdict: Verdict::NotSent(refusal),
         }
     }
@@ -64,6 +78,7 @@ pub(super) async fn attempt(
     loaded: &Loaded,
     args: &SendPromptArgs,
     caller: &Caller,
+    asking: &Asking,
     ct: &CancellationToken,
 ) -> Attempt {
     // The transport refuses such a caller first (HTTP 403); this holds
@@ -79,56 +94,126 @@ pub(super) async fn attempt(
     if !tools.app().audit().ready() {
         return Attempt::refused(None, Refusal::AuditUnavailable);
     }
-    let _serialized = tokio::select! {
-        biased;
-        () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
-        guard = tools.send_locks().lock(&args.address) => guard,
-    };
-    let preflight = tokio::select! {
-        biased;
-        () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
-        found = preflight(tools, &args.address) => match found {
-            Ok(preflight) => preflight,
+    let timeout = config.confirm_timeout();
+    let mut confirmed: Option<Confirmed> = None;
+    if asking.is_retry() {
+        match tools
+            .confirmations()
+            .answered(asking, args, caller, timeout)
+        {
+            Ok(answer) => confirmed = Some(answer),
             Err(refusal) => return Attempt::refused(None, refusal),
-        },
-    };
-    let Cleared {
-        lifetime,
-        guard,
-        mode,
-    } = match check_target(config, core_id, args, &preflight) {
-        Ok(cleared) => cleared,
-        Err(refusal) => {
-            // Refused after the approval was found (a mode, a line
-            // control): the answer names the approval's mode.
-            let lifetime = TerminalLifetime {
-                address: args.address.clone(),
-                created_ms: preflight.created_ms,
-            };
-            let mode = config
-                .approval(&preflight.core_id, &lifetime)
-                .map(|a| a.mode(config.send_mode()));
-            return Attempt {
-                mode,
-                ..Attempt::refused(Some(preflight), refusal)
-            };
         }
-    };
-    if ct.is_cancelled() {
-        return Attempt::refused(Some(preflight), Refusal::Cancelled);
     }
-    let request = SendRequest {
-        address: &lifetime.address,
-        text: &args.text,
-        guard,
+    // At most two passes: the second after the human confirmed.
+    loop {
+        let serialized = tokio::select! {
+            biased;
+            () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
+            guard = tools.send_locks().lock(&args.address) => guard,
+        };
+        let preflight = tokio::select! {
+            biased;
+            () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
+            found = preflight(tools, &args.address) => match found {
+                Ok(preflight) => preflight,
+                Err(refusal) => return Attempt::refused(None, refusal),
+            },
+        };
+        let cleared = match check_target(config, core_id, args, &preflight) {
+            Ok(cleared) => cleared,
+            Err(refusal) => return refused_with_mode(config, args, preflight, refusal),
+        };
+        let refuse = |preflight, refusal| Attempt {
+            mode: Some(cleared.mode),
+            ..Attempt::refused(Some(preflight), refusal)
+        };
+        if cleared.confirm {
+            match &confirmed {
+                // What the human confirmed must be what is live now.
+                Some(answer)
+                    if answer.core_id != preflight.core_id
+                        || answer.created_ms != preflight.created_ms =>
+                {
+                    let refusal = Refusal::LifetimeMismatch {
+                        address: args.address.clone(),
+                        expected: answer.created_ms,
+                        actual: preflight.created_ms,
+                    };
+                    return refuse(preflight, refusal);
+                }
+                Some(_) => {}
+                None => {
+                    // Nobody waits on this terminal's lock while a human reads.
+                    drop(serialized);
+                    let question = Question {
+                        args,
+                        caller,
+                        preflight: &preflight,
+                        mode: cleared.mode,
+                    };
+                    let asked = tools
+                        .confirmations()
+                        .ask(asking, &question, timeout, ct)
+                        .await;
+                    match asked {
+                        Ok(Asked::Confirmed(answer)) => {
+                            confirmed = Some(answer);
+                            continue;
+                        }
+                        Ok(Asked::Pending(question)) => {
+                            return refuse(preflight, Refusal::ConfirmationPending(question));
+                        }
+                        Err(refusal) => return refuse(preflight, refusal),
+                    }
+                }
+            }
+        }
+        if ct.is_cancelled() {
+            return refuse(preflight, Refusal::Cancelled);
+        }
+        let Cleared {
+            lifetime,
+            guard,
+            mode,
+            confirm,
+        } = cleared;
+        let request = SendRequest {
+            address: &lifetime.address,
+            text: &args.text,
+            guard,
+        };
+        let answer = tools.app().client().send(request, core_id).await;
+        let verdict = classify(answer.map(|a| a.value), lifetime.created_ms);
+        drop(serialized);
+        return Attempt {
+            preflight: Some(preflight),
+            guard,
+            mode: Some(mode),
+            confirmation: confirmed.filter(|_| confirm).map(|c| c.confirmation),
+            verdict,
+        };
+    }
+}
+
+/// Refused after the approval was found (a mode, a line control): the
+/// answer names the approval's mode.
+fn refused_with_mode(
+    config: &Config,
+    args: &SendPromptArgs,
+    preflight: Preflight,
+    refusal: Refusal,
+) -> Attempt {
+    let lifetime = TerminalLifetime {
+        address: args.address.clone(),
+        created_ms: preflight.created_ms,
     };
-    let answer = tools.app().client().send(request, core_id).await;
-    let verdict = classify(answer.map(|a| a.value), lifetime.created_ms);
+    let mode = config
+        .approval(&preflight.core_id, &lifetime)
+        .map(|a| a.mode(config.send_mode()));
     Attempt {
-        preflight: Some(preflight),
-        guard,
-        mode: Some(mode),
-        verdict,
+        mode,
+        ..Attempt::refused(Some(preflight), refusal)
     }
 }
 
@@ -183,6 +268,9 @@ async fn preflight(tools: &Tools, address: &str) -> Result<Preflight, Refusal> {
         created_ms: record.created_ms,
         status: record.status,
         finished: record.is_finished(),
+        program: record.program,
+        title: record.title,
+        cwd: record.cwd,
     })
 }
 
@@ -241,6 +329,7 @@ fn check_target(
         lifetime,
         guard,
         mode,
+        confirm: approval.confirm,
     })
 }
 

@@ -5,8 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::super::confirm::Asking;
 use super::*;
 use crate::config::{ConfigError, Invalid, RawConfig};
+use rmcp::model::CallToolResponse;
 
 const CORE: &str = "core-a";
 /// The approved lifetimes: t1 one-line, t2 multi-line.
@@ -122,6 +124,9 @@ fn preflight(core_id: &str, created_ms: i64, status: TerminalStatus) -> Prefligh
         created_ms,
         status,
         finished: false,
+        program: None,
+        title: None,
+        cwd: None,
     }
 }
 
@@ -324,7 +329,15 @@ fn readers() -> [(&'static str, Caller); 3] {
 async fn attempt_by(tools: &Tools, caller: &Caller, text: &str) -> Attempt {
     let loaded = tools.app().loaded();
     let ct = CancellationToken::new();
-    attempt(tools, &loaded, &args("t1", text), caller, &ct).await
+    attempt(
+        tools,
+        &loaded,
+        &args("t1", text),
+        caller,
+        &Asking::nobody(),
+        &ct,
+    )
+    .await
 }
 
 #[tokio::test]
@@ -371,7 +384,17 @@ async fn send_prompt_from_a_reader_is_not_sent_with_one_audit_line() {
             ..args("t1", "a private prompt")
         };
         let expected_caller = serde_json::to_value(caller.who()).unwrap();
-        let result = super::super::run(tools, args, caller, CancellationToken::new()).await;
+        let response = super::super::run(
+            tools,
+            args,
+            caller,
+            Asking::nobody(),
+            CancellationToken::new(),
+        )
+        .await;
+        let CallToolResponse::Complete(result) = response else {
+            panic!("{who}: not a complete result");
+        };
         assert_eq!(result.is_error, Some(true), "{who}");
         let output = result.structured_content.expect("structured output");
         assert_eq!(output["outcome"], "not_sent", "{who}");

@@ -7,6 +7,9 @@
 use std::fmt;
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::InputRequiredResult;
 
 pub(crate) use crate::audit::ReasonCode;
 use crate::config::ConfigError;
@@ -120,6 +123,25 @@ pub(crate) enum Refusal {
         actual: Option<TerminalStatus>,
         status_seq: Option<u64>,
     },
+    /// The approval asks a human: the 2026-07-28 client gets this question
+    /// and retries with the answer.
+    ConfirmationPending(Box<InputRequiredResult>),
+    /// The human declined (or accepted without confirming).
+    ConfirmationDeclined,
+    /// The human dismissed the question.
+    ConfirmationCancelled,
+    /// No answer in time.
+    ConfirmationTimeout {
+        timeout: Duration,
+    },
+    /// This client cannot ask a human.
+    ConfirmationUnavailable {
+        why: String,
+    },
+    /// The retry's confirmation does not hold.
+    ConfirmationInvalid {
+        why: String,
+    },
 }
 
 impl Refusal {
@@ -146,6 +168,12 @@ impl Refusal {
             Refusal::StatusNotAllowed { .. } => ReasonCode::StatusNotAllowed,
             Refusal::DispatchFailed(_) => ReasonCode::DispatchFailed,
             Refusal::StatusMismatch { .. } => ReasonCode::StatusMismatch,
+            Refusal::ConfirmationPending(_) => ReasonCode::ConfirmationRequired,
+            Refusal::ConfirmationDeclined => ReasonCode::ConfirmationDeclined,
+            Refusal::ConfirmationCancelled => ReasonCode::ConfirmationCancelled,
+            Refusal::ConfirmationTimeout { .. } => ReasonCode::ConfirmationTimeout,
+            Refusal::ConfirmationUnavailable { .. } => ReasonCode::ConfirmationUnavailable,
+            Refusal::ConfirmationInvalid { .. } => ReasonCode::ConfirmationInvalid,
         }
     }
 }
@@ -247,6 +275,30 @@ impl fmt::Display for Refusal {
                 f,
                 "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)",
                 actual.map_or("another status".to_owned(), |s| s.to_string())
+            ),
+            Refusal::ConfirmationPending(_) => write!(
+                f,
+                "the operator asks a human to confirm each prompt to this terminal: the client was asked and retries with the answer; nothing was sent yet"
+            ),
+            Refusal::ConfirmationDeclined => write!(
+                f,
+                "the human declined this prompt; nothing was sent. Do not send it again unasked: tell the user, or change the prompt if they say so"
+            ),
+            Refusal::ConfirmationCancelled => {
+                write!(f, "the human dismissed the confirmation; nothing was sent")
+            }
+            Refusal::ConfirmationTimeout { timeout } => write!(
+                f,
+                "nobody confirmed this prompt within {} s (confirmTimeoutMs); nothing was sent",
+                timeout.as_secs()
+            ),
+            Refusal::ConfirmationUnavailable { why } => write!(
+                f,
+                "the operator asks a human to confirm each prompt to this terminal, and {why}; nothing was sent (never sent unconfirmed). Use a client that supports elicitation (form mode)"
+            ),
+            Refusal::ConfirmationInvalid { why } => write!(
+                f,
+                "the confirmation was refused: {why}; nothing was sent. Call send_prompt again to be asked afresh"
             ),
         }
     }

@@ -1,0 +1,401 @@
+//! Sends a human confirms: an approval with `"confirm": true` makes every
+//! prompt to its lifetime wait for the human's answer, asked through the
+//! MCP client by elicitation (form mode). Two eras ask differently:
+//!
+//! - a session the server can send requests to (stdio, before 2026-07-28)
+//!   gets `elicitation/create` during the call, bounded by
+//!   `confirmTimeoutMs`;
+//! - a 2026-07-28 request gets an input-required result and retries with
+//!   the answer (multi round-trip requests). The request state is sealed by
+//!   this process's key, bound to the caller, the address, the `created_ms`
+//!   argument and the text's digest, expires after `confirmTimeoutMs`, and
+//!   opens once.
+//!
+//! A legacy request over stateless HTTP cannot be asked anything, nor can a
+//! client without form elicitation: nothing is sent (fail closed). Whatever
+//! the era, an accepted answer is followed by a fresh preflight and every
+//! check again before the one dispatch.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError,
+    SealOptions,
+};
+use rmcp::service::{Peer, ServiceError};
+use rmcp::{RoleServer, model::ProtocolVersion};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use super::SendPromptArgs;
+use super::pipeline::Preflight;
+use super::verdict::Refusal;
+pub(crate) use crate::audit::{ConfirmVia, Confirmation};
+use crate::caller::Caller;
+use crate::config::SendMode;
+use crate::escape::printable;
+use crate::hc::CoreId;
+
+/// The key of the one input request in an input-required result.
+const ANSWER_KEY: &str = "confirm";
+/// Request states not yet redeemed that are remembered at most; beyond it a
+/// new question is refused rather than a redeemed one forgotten.
+const MAX_OUTSTANDING: usize = 4096;
+
+/// What the human confirmed: one lifetime on one core.
+#[derive(Debug, Clone)]
+pub(super) struct Confirmed {
+    pub core_id: CoreId,
+    pub created_ms: i64,
+    pub confirmation: Confirmation,
+}
+
+/// Who can be asked in this request, and how.
+pub(crate) struct Asking {
+    channel: Channel,
+    /// The client's name and version, escaped.
+    client: Option<String>,
+}
+
+enum Channel {
+    /// A session: `elicitation/create` to this peer; `form` when the client
+    /// declared form elicitation.
+    Session { peer: Peer<RoleServer>, form: bool },
+    /// A 2026-07-28 request: input-required; `retry` when this call is the
+    /// client's retry with an answer.
+    InputRequired { form: bool, retry: Option<Retry> },
+    /// A legacy request over stateless HTTP: no way to ask.
+    Nobody,
+}
+
+/// The state and answers a 2026-07-28 client echoed back.
+struct Retry {
+    state: Option<String>,
+    responses: Option<InputResponses>,
+}
+
+impl Asking {
+    /// The asking channel of one `tools/call`.
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        version: Option<ProtocolVersion>,
+        capabilities: Option<&ClientCapabilities>,
+        client: Option<String>,
+        over_http: bool,
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Asking {
+        let form = capabilities
+            .and_then(|c| c.elicitation.as_ref())
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let channel = if version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28) {
+            let retry =
+                (state.is_some() || responses.is_some()).then_some(Retry { state, responses });
+            Channel::InputRequired { form, retry }
+        } else if over_http {
+            Channel::Nobody
+        } else {
+            Channel::Session { peer, form }
+        };
+        Asking {
+            channel,
+            client: client.map(|c| printable(&c).into_owned()),
+        }
+    }
+
+    /// A channel that can never ask (the unit tests' caller).
+    #[cfg(test)]
+    pub(crate) fn nobody() -> Asking {
+        Asking {
+            channel: Channel::Nobody,
+            client: None,
+        }
+    }
+
+    /// Whether this call is a 2026-07-28 retry carrying an answer.
+    pub(super) fn is_retry(&self) -> bool {
+        matches!(self.channel, Channel::InputRequired { retry: Some(_), .. })
+    }
+}
+
+/// What the human is asked to confirm: this call's prompt to the lifetime
+/// the preflight saw, in the approval's mode.
+#[derive(Clone, Copy)]
+pub(super) struct Question<'a> {
+    pub args: &'a SendPromptArgs,
+    pub caller: &'a Caller,
+    pub preflight: &'a Preflight,
+    pub mode: SendMode,
+}
+
+/// What one question to the human came to, when it did not end the attempt.
+pub(super) enum Asked {
+    /// Ask again after the pass (a 2026-07-28 client retries).
+    Pending(Box<InputRequiredResult>),
+    /// The human confirmed.
+    Confirmed(Confirmed),
+}
+
+/// The process's sealing key and the request states already redeemed.
+pub(crate) struct Confirmations {
+    codec: RequestStateCodec,
+    /// Nonces handed out and not yet redeemed, with their expiry.
+    outstanding: Mutex<HashMap<String, Instant>>,
+}
+
+impl Default for Confirmations {
+    fn default() -> Confirmations {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the system's random source is readable");
+        Confirmations {
+            codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough"),
+            outstanding: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// What a request state holds (signed, not secret).
+#[derive(Debug, Serialize, Deserialize)]
+struct Sealed {
+    nonce: String,
+    core_id: String,
+    created_ms: i64,
+}
+
+/// The question, shown to the human: the target and the exact prompt,
+/// escaped, with its length.
+fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMode) -> String {
+    let shown = |v: &Option<String>| printable(v.as_deref().unwrap_or("-")).into_owned();
+    format!(
+        "Send this prompt to terminal {address}?\n\
+         program: {program}\ntitle: {title}\ncwd: {cwd}\nsend mode: {mode}\n\
+         prompt ({chars} characters, escaped): \"{text}\"\n\
+         Confirm only if you want exactly this typed into that terminal and submitted.",
+        address = printable(&args.address),
+        program = shown(&preflight.program),
+        title = shown(&preflight.title),
+        cwd = shown(&preflight.cwd),
+        mode = mode.as_str(),
+        chars = args.text.chars().count(),
+        text = printable(&args.text),
+    )
+}
+
+fn request(message: String) -> ElicitRequestParams {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "confirm": {
+                "type": "boolean",
+                "title": "Send this prompt",
+                "description": "true sends it; anything else sends nothing",
+                "default": false
+            }
+        },
+        "required": ["confirm"]
+    });
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: serde_json::from_value(schema).expect("the confirmation form is valid"),
+    }
+}
+
+/// The answer's verdict: confirmed only on `accept` with `confirm: true`.
+fn judge(action: ElicitationAction, content: Option<&serde_json::Value>) -> Result<(), Refusal> {
+    match action {
+        ElicitationAction::Accept
+            if content.and_then(|c| c.get("confirm")) == Some(&serde_json::Value::Bool(true)) =>
+        {
+            Ok(())
+        }
+        ElicitationAction::Accept | ElicitationAction::Decline => {
+            Err(Refusal::ConfirmationDeclined)
+        }
+        ElicitationAction::Cancel => Err(Refusal::ConfirmationCancelled),
+        // A newer action this server does not know: nothing confirmed.
+        _ => Err(Refusal::ConfirmationDeclined),
+    }
+}
+
+/// What binds a request state to its call: the caller, the address, the
+/// `created_ms` argument and the text.
+fn binding(args: &SendPromptArgs, caller: &Caller) -> Vec<u8> {
+    let who = serde_json::to_string(caller.who()).expect("a caller encodes");
+    let digest = Sha256::digest(args.text.as_bytes());
+    let mut bound =
+        format!("{who}\u{0}{}\u{0}{:?}\u{0}", args.address, args.created_ms).into_bytes();
+    bound.extend_from_slice(&digest);
+    bound
+}
+
+impl Confirmations {
+    /// Asks the human to confirm `args` to the lifetime `preflight` saw.
+    pub(super) async fn ask(
+        &self,
+        asking: &Asking,
+        question: &Question<'_>,
+        timeout: Duration,
+        ct: &CancellationToken,
+    ) -> Result<Asked, Refusal> {
+        let Question {
+            args,
+            caller,
+            preflight,
+            mode,
+        } = *question;
+        let confirmed = |via| Confirmed {
+            core_id: preflight.core_id.clone(),
+            created_ms: preflight.created_ms,
+            confirmation: Confirmation {
+                via,
+                client: asking.client.clone(),
+            },
+        };
+        match &asking.channel {
+            Channel::Session { peer, form: true } => {
+                let asked =
+                    peer.create_elicitation_with_timeout(request(message(args, preflight, mode)), Some(timeout));
+                let answer = tokio::select! {
+                    biased;
+                    () = ct.cancelled() => return Err(Refusal::Cancelled),
+                    answer = asked => answer,
+                };
+                match answer {
+                    Ok(answer) => judge(answer.action, answer.content.as_ref())
+                        .map(|()| Asked::Confirmed(confirmed(ConfirmVia::Elicitation))),
+                    Err(ServiceError::Timeout { .. }) => Err(Refusal::ConfirmationTimeout { timeout }),
+                    Err(e) => Err(Refusal::ConfirmationUnavailable {
+                        why: format!("the client did not answer the question: {e}"),
+                    }),
+                }
+            }
+            Channel::InputRequired {
+                form: true,
+                retry: None,
+            } => self
+                .question(args, caller, preflight, mode, timeout)
+                .map(|q| Asked::Pending(Box::new(q))),
+            Channel::InputRequired { retry: Some(_), .. } => {
+                unreachable!("a retry is answered before the preflight")
+            }
+            Channel::Session { form: false, .. } | Channel::InputRequired { form: false, .. } => {
+                Err(Refusal::ConfirmationUnavailable {
+                    why: "the client did not declare form elicitation, so it cannot ask a human".into(),
+                })
+            }
+            Channel::Nobody => Err(Refusal::ConfirmationUnavailable {
+                why: "a stateless HTTP request before MCP 2026-07-28 cannot be asked anything: use stdio, or a client speaking 2026-07-28".into(),
+            }),
+        }
+    }
+
+    /// The input-required result of a first 2026-07-28 call.
+    fn question(
+        &self,
+        args: &SendPromptArgs,
+        caller: &Caller,
+        preflight: &Preflight,
+        mode: SendMode,
+        timeout: Duration,
+    ) -> Result<InputRequiredResult, Refusal> {
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).expect("the system's random source is readable");
+        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        {
+            let mut outstanding = self.outstanding.lock().expect("not poisoned");
+            let now = Instant::now();
+            outstanding.retain(|_, expiry| *expiry > now);
+            if outstanding.len() >= MAX_OUTSTANDING {
+                return Err(Refusal::ConfirmationUnavailable {
+                    why: format!("{MAX_OUTSTANDING} questions are already waiting for an answer"),
+                });
+            }
+            outstanding.insert(nonce.clone(), now + timeout);
+        }
+        let sealed = Sealed {
+            nonce,
+            core_id: preflight.core_id.to_string(),
+            created_ms: preflight.created_ms,
+        };
+        let payload = serde_json::to_vec(&sealed).expect("a request state encodes");
+        let bound = binding(args, caller);
+        let state = self.codec.seal_with(
+            &payload,
+            &SealOptions::new().associated_data(&bound).ttl(timeout),
+        );
+        let mut requests = InputRequests::new();
+        requests.insert(
+            ANSWER_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(request(message(args, preflight, mode)))),
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// The human's answer in a 2026-07-28 retry, checked against the
+    /// sealed state: confirmed once, for this caller and call only.
+    pub(super) fn answered(
+        &self,
+        asking: &Asking,
+        args: &SendPromptArgs,
+        caller: &Caller,
+        timeout: Duration,
+    ) -> Result<Confirmed, Refusal> {
+        let Channel::InputRequired {
+            retry: Some(Retry { state, responses }),
+            ..
+        } = &asking.channel
+        else {
+            unreachable!("only a retry is answered")
+        };
+        let invalid = |why: &str| Refusal::ConfirmationInvalid {
+            why: why.to_owned(),
+        };
+        let state = state
+            .as_deref()
+            .ok_or_else(|| invalid("the retry carries answers but no requestState"))?;
+        let payload = self
+            .codec
+            .open_with(state, &binding(args, caller))
+            .map_err(|e| match e {
+                RequestStateError::Expired => Refusal::ConfirmationTimeout { timeout },
+                _ => invalid("its requestState is not one this process sealed for this caller, address, created_ms and text"),
+            })?;
+        let sealed: Sealed = serde_json::from_slice(&payload)
+            .map_err(|_| invalid("its requestState does not hold a confirmation"))?;
+        // Redeemed once: a replayed retry finds its nonce gone.
+        if self
+            .outstanding
+            .lock()
+            .expect("not poisoned")
+            .remove(&sealed.nonce)
+            .is_none()
+        {
+            return Err(invalid("this confirmation was already used"));
+        }
+        let answer = responses
+            .as_ref()
+            .and_then(|r| r.get(ANSWER_KEY))
+            .ok_or_else(|| invalid("the retry carries no answer to the confirmation"))?;
+        let action: ElicitationAction = answer
+            .get("action")
+            .cloned()
+            .and_then(|a| serde_json::from_value(a).ok())
+            .ok_or_else(|| invalid("the answer has no valid action"))?;
+        judge(action, answer.get("content"))?;
+        let core_id = CoreId::try_from(sealed.core_id)
+            .map_err(|_| invalid("its requestState names no valid core"))?;
+        Ok(Confirmed {
+            core_id,
+            created_ms: sealed.created_ms,
+            confirmation: Confirmation {
+                via: ConfirmVia::InputRequired,
+                client: asking.client.clone(),
+            },
+        })
+    }
+}
