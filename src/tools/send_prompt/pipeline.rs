@@ -348,3 +348,7 @@ fn guard_for(mode: SendMode, status: TerminalStatus) -> Result<Option<SendGuard>
 #[cfg(test)]
 #[path = "pipeline_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "pipeline_io_tests.rs"]
+mod io_tests;

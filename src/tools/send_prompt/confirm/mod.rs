@@ -21,9 +21,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError,
-    SealOptions,
+    ClientCapabilities, ElicitRequest, ElicitationAction, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError, SealOptions,
 };
 use rmcp::service::{Peer, ServiceError};
 use rmcp::{RoleServer, model::ProtocolVersion};
@@ -42,6 +41,9 @@ use crate::hc::CoreId;
 
 /// The key of the one input request in an input-required result.
 const ANSWER_KEY: &str = "confirm";
+
+mod form;
+use form::{judge, message, request};
 /// Request states not yet redeemed that are remembered at most; beyond it a
 /// new question is refused rather than a redeemed one forgotten.
 const MAX_OUTSTANDING: usize = 4096;
@@ -164,62 +166,6 @@ struct Sealed {
     nonce: String,
     core_id: String,
     created_ms: i64,
-}
-
-/// The question, shown to the human: the target and the exact prompt,
-/// escaped, with its length.
-fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMode) -> String {
-    let shown = |v: &Option<String>| printable(v.as_deref().unwrap_or("-")).into_owned();
-    format!(
-        "Send this prompt to terminal {address}?\n\
-         program: {program}\ntitle: {title}\ncwd: {cwd}\nsend mode: {mode}\n\
-         prompt ({chars} characters, escaped): \"{text}\"\n\
-         Confirm only if you want exactly this typed into that terminal and submitted.",
-        address = printable(&args.address),
-        program = shown(&preflight.program),
-        title = shown(&preflight.title),
-        cwd = shown(&preflight.cwd),
-        mode = mode.as_str(),
-        chars = args.text.chars().count(),
-        text = printable(&args.text),
-    )
-}
-
-fn request(message: String) -> ElicitRequestParams {
-    let schema = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "confirm": {
-                "type": "boolean",
-                "title": "Send this prompt",
-                "description": "true sends it; anything else sends nothing",
-                "default": false
-            }
-        },
-        "required": ["confirm"]
-    });
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message,
-        requested_schema: serde_json::from_value(schema).expect("the confirmation form is valid"),
-    }
-}
-
-/// The answer's verdict: confirmed only on `accept` with `confirm: true`.
-fn judge(action: ElicitationAction, content: Option<&serde_json::Value>) -> Result<(), Refusal> {
-    match action {
-        ElicitationAction::Accept
-            if content.and_then(|c| c.get("confirm")) == Some(&serde_json::Value::Bool(true)) =>
-        {
-            Ok(())
-        }
-        ElicitationAction::Accept | ElicitationAction::Decline => {
-            Err(Refusal::ConfirmationDeclined)
-        }
-        ElicitationAction::Cancel => Err(Refusal::ConfirmationCancelled),
-        // A newer action this server does not know: nothing confirmed.
-        _ => Err(Refusal::ConfirmationDeclined),
-    }
 }
 
 /// What binds a request state to its call: the caller, the address, the
