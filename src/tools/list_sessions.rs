@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::Tools;
 use super::cursor::Position;
 use super::error::{ToolError, structured};
-use crate::config::{SendMode, TerminalLifetime};
+use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::escape::printable;
+use crate::hc::CoreId;
 use crate::hc::client::Listing;
 use crate::hc::wire::{TerminalRecord, UnreadableRecord};
 
@@ -49,6 +50,30 @@ pub(crate) struct Session {
     /// confirm it in your MCP client (send_prompt asks; a client that
     /// cannot ask gets not_sent, confirmation_unavailable).
     pub confirm_required: bool,
+}
+
+impl Session {
+    /// `record` with what the config approves of it on core `live_core`
+    /// (nothing when the config cannot send).
+    pub(crate) fn judged(
+        record: TerminalRecord,
+        approvals: Option<&Config>,
+        live_core: &CoreId,
+        config_mode: SendMode,
+    ) -> Session {
+        let lifetime = TerminalLifetime {
+            address: record.address.clone(),
+            created_ms: record.created_ms,
+        };
+        let approval = approvals.and_then(|config| config.approval(live_core, &lifetime));
+        Session {
+            record,
+            send_approved: approval.is_some(),
+            multiline_allowed: approval.is_some_and(|a| a.multiline),
+            send_mode: approval.map(|a| a.mode(config_mode)),
+            confirm_required: approval.is_some_and(|a| a.confirm),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -120,18 +145,12 @@ pub(crate) async fn run(
     let sessions: Vec<Session> = page
         .iter()
         .map(|record| {
-            let lifetime = TerminalLifetime {
-                address: record.address.clone(),
-                created_ms: record.created_ms,
-            };
-            let approval = approvals.and_then(|config| config.approval(live_core, &lifetime));
-            Session {
-                record: record.clone(),
-                send_approved: approval.is_some(),
-                multiline_allowed: approval.is_some_and(|a| a.multiline),
-                send_mode: approval.map(|a| a.mode(config_mode)),
-                confirm_required: approval.is_some_and(|a| a.confirm),
-            }
+            Session::judged(
+                record.clone(),
+                approvals.map(AsRef::as_ref),
+                live_core,
+                config_mode,
+            )
         })
         .collect();
     let output = ListSessionsOutput {

@@ -9,9 +9,11 @@ mod arguments;
 pub(crate) mod completion;
 pub(crate) mod cursor;
 pub(crate) mod error;
+mod handler;
 pub(crate) mod list_sessions;
 pub(crate) mod prompts;
 pub(crate) mod read_output;
+pub(crate) mod resources;
 pub(crate) mod schema;
 pub(crate) mod send_locks;
 pub(crate) mod send_prompt;
@@ -20,6 +22,7 @@ pub(crate) mod text;
 mod wait;
 pub mod wait_for_output;
 pub(crate) mod wait_for_status;
+pub(crate) mod watcher;
 
 use std::sync::Arc;
 
@@ -33,6 +36,7 @@ use send_prompt::confirm::Confirmations;
 pub use server::{HerdrServer, PROTOCOL_VERSIONS};
 use wait::WaitPermits;
 use wait_for_output::Matchers;
+use watcher::Watcher;
 
 /// What the tools share: the app below them, and state of their own (the
 /// key that seals cursors, the waits' share of the pool, the thread that
@@ -44,6 +48,7 @@ pub struct Tools {
     matchers: Matchers,
     send_locks: Arc<SendLocks>,
     confirmations: Confirmations,
+    watcher: Watcher,
 }
 
 impl Tools {
@@ -57,6 +62,7 @@ impl Tools {
             matchers: Matchers::default(),
             send_locks: Arc::default(),
             confirmations: Confirmations::default(),
+            watcher: Watcher::default(),
         }
     }
 
@@ -68,6 +74,17 @@ impl Tools {
     /// The key that seals `list_sessions` cursors.
     pub fn cursors(&self) -> &CursorKey {
         &self.cursors
+    }
+
+    /// The app, shared (for the subscriptions' watcher, which outlives a
+    /// request).
+    pub(crate) fn shared_app(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// The resource subscriptions and their one watcher.
+    pub(crate) fn watcher(&self) -> &Watcher {
+        &self.watcher
     }
 
     /// The key that seals confirmations, and those not yet redeemed.

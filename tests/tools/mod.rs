@@ -22,6 +22,7 @@ mod prompts;
 mod send_record;
 mod sends;
 mod status_waits;
+mod subscriptions;
 mod wait_lifetimes;
 mod what_users_read;
 

@@ -12,6 +12,7 @@
 
 pub(crate) mod confirm;
 mod pipeline;
+mod preflight;
 pub(crate) mod verdict;
 
 use std::sync::Arc;

@@ -13,28 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::SendPromptArgs;
 use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question};
+use super::preflight::{Preflight, preflight};
 use super::verdict::{Refusal, Verdict, classify};
 use crate::app::Loaded;
 use crate::caller::Caller;
 use crate::config::{Config, SendMode, TerminalLifetime};
-use crate::hc::wire::{ErrorKind, SendGuard, TerminalStatus};
+use crate::hc::wire::{SendGuard, TerminalStatus};
 use crate::hc::{CoreId, SendRequest};
 use crate::tools::Tools;
 use crate::tools::text::{MAX_PROMPT_CHARS, first_line_control, forbidden_control};
-
-/// What the preflight learned of the terminal.
-#[derive(Debug, Clone)]
-pub(super) struct Preflight {
-    pub core_id: CoreId,
-    pub created_ms: i64,
-    pub status: TerminalStatus,
-    pub finished: bool,
-    /// What the human is shown when asked to confirm (the program's own
-    /// words: escaped where shown).
-    pub program: Option<String>,
-    pub title: Option<String>,
-    pub cwd: Option<String>,
-}
 
 /// What passed every check before dispatch: the approved lifetime to send
 /// to, and the status hc is to compare atomically with the write.
@@ -252,26 +239,6 @@ fn check_input<'a>(
         });
     }
     Ok((config, core_id))
-}
-
-async fn preflight(tools: &Tools, address: &str) -> Result<Preflight, Refusal> {
-    let answer = tools.app().client().get(address).await.map_err(|e| {
-        if e.hc_kind() == Some(ErrorKind::NotFound) {
-            Refusal::NotFound(e)
-        } else {
-            Refusal::PreflightFailed(e)
-        }
-    })?;
-    let record = answer.value;
-    Ok(Preflight {
-        core_id: answer.core.core_id.clone(),
-        created_ms: record.created_ms,
-        status: record.status,
-        finished: record.is_finished(),
-        program: record.program,
-        title: record.title,
-        cwd: record.cwd,
-    })
 }
 
 /// Core identity, lifetime, approval and mode, on what the preflight saw.

@@ -3,7 +3,7 @@
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 
 use super::super::SendPromptArgs;
-use super::super::pipeline::Preflight;
+use super::super::preflight::Preflight;
 use super::super::verdict::Refusal;
 use crate::config::SendMode;
 use crate::escape::printable;

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::SendPromptArgs;
-use super::pipeline::Preflight;
+use super::preflight::Preflight;
 use super::verdict::Refusal;
 pub(crate) use crate::audit::{ConfirmVia, Confirmation};
 use crate::caller::Caller;

@@ -3,13 +3,16 @@
 //! the parts, carrying the caller the gate proved, or none).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::model::NumberOrString;
 
 use super::*;
 use crate::app::App;
 use crate::audit::Audit;
+use crate::caller::Caller;
 use crate::config::{Config, RawConfig};
+use crate::tools::Tools;
 
 /// Every tool the server has; `send_prompt` is the only one that writes.
 const READ_TOOLS: [&str; 4] = [
