@@ -17,7 +17,7 @@ cancel, slow (accept after --slow-secs, past the server's confirmTimeoutMs), non
 
 Scenario `send` prints one JSON line:
   {"protocol": "<negotiated>", "asked": ["<message shown>", ...],
-   "result": <structuredContent>, "isError": bool}
+   "result": <structuredContent>, "isError": bool, "elapsed_ms": <the call, round trips included>}
 Scenario `tamper` (current era) drives the rounds by hand and prints
   {"protocol": ..., "first": "<input_required|complete>", "forged": <structuredContent>,
    "other_text": <structuredContent>, "accepted": <structuredContent>,
@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from typing import Any
 
 import mcp.types as types
@@ -93,8 +94,10 @@ async def main(args: argparse.Namespace) -> None:
         async with Client(server, mode=mode, read_timeout_seconds=60, elicitation_callback=callback) as client:
             out: dict[str, Any] = {"protocol": client.protocol_version}
             if args.scenario == "send":
+                started = time.monotonic()
                 result = await client.call_tool("send_prompt", call)
-                out.update(asked=asked, result=structured(result), isError=bool(result.is_error))
+                elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+                out.update(asked=asked, result=structured(result), isError=bool(result.is_error), elapsed_ms=elapsed_ms)
             else:
                 session = client.session
                 first = await session.call_tool("send_prompt", call, allow_input_required=True)

@@ -139,6 +139,10 @@ async fn one_era(sim: &Sim, config: &Path, era: &str, address: &str) -> usize {
     assert_eq!(result["outcome"], "sent", "{era}: {out}");
     assert_eq!(result["reason_code"], "accepted", "{era}: {out}");
     assert_eq!(result["confirmed"]["via"], via, "{era}: {out}");
+    eprintln!(
+        "confirmations: a confirmed send in the {era} era took {} ms (an instant answer)",
+        out["elapsed_ms"]
+    );
     assert!(
         result["confirmed"]["client"]
             .as_str()
@@ -163,6 +167,13 @@ async fn over_stdio_in_both_eras_only_a_confirmation_sends_and_exactly_once() {
     let (legacy, current) = tokio::join!(
         one_era(&sim, &config, "legacy", "t1"),
         one_era(&sim, &config, "current", "t2")
+    );
+    // Only the two confirmed sends were ever dispatched.
+    assert_eq!(sim.calls("terminal.send"), 2);
+    eprintln!(
+        "confirmations: {} terminal.get, {} terminal.send for 12 attempts",
+        sim.calls("terminal.get"),
+        sim.calls("terminal.send")
     );
     let lines = audit(&audit_log);
     assert_eq!(lines.len(), legacy + current, "{lines:#?}");
