@@ -2,7 +2,7 @@
 """A client of the terminal resources and their subscriptions, built on the
 official MCP Python SDK (`mcp`, the version scripts/interop.sh pins).
 
-    resources_client.py --adapter BIN --config FILE --era legacy|current
+    resources_client.py --adapter BIN --config FILE | --url URL   --era legacy|current
                         [--address t1] [--settle-secs 2.5]
 
 Lists the resources and the templates, reads one terminal, subscribes to it
@@ -28,12 +28,15 @@ from typing import Any
 import mcp.types as types
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    p.add_argument("--adapter", required=True)
-    p.add_argument("--config", required=True)
+    p.add_argument("--adapter")
+    p.add_argument("--config")
+    p.add_argument("--url", help="over HTTP (HERDR_MCP_TOKEN in the environment) instead of stdio")
     p.add_argument("--era", choices=["legacy", "current"], default="current")
     p.add_argument("--address", default="t1")
     p.add_argument("--settle-secs", type=float, default=2.5)
@@ -48,12 +51,25 @@ async def main(args: argparse.Namespace) -> None:
         if isinstance(root, types.ResourceUpdatedNotification):
             await updates.put(root.params.uri)
 
-    server = StdioServerParameters(
-        command=args.adapter,
-        args=["serve", "--config", args.config],
-        env={"RUST_LOG": os.environ.get("RUST_LOG", "warn")},
-    )
+    http_client = None
+    if args.url:
+        http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {os.environ['HERDR_MCP_TOKEN']}"})
+        server: Any = streamable_http_client(args.url, http_client=http_client)
+    else:
+        server = StdioServerParameters(
+            command=args.adapter,
+            args=["serve", "--config", args.config],
+            env={"RUST_LOG": os.environ.get("RUST_LOG", "warn")},
+        )
     mode = "legacy" if args.era == "legacy" else "auto"
+    try:
+        await session(args, server, mode, on_message, updates)
+    finally:
+        if http_client is not None:
+            await http_client.aclose()
+
+
+async def session(args: argparse.Namespace, server: Any, mode: str, on_message: Any, updates: Any) -> None:
     async with Client(server, mode=mode, read_timeout_seconds=30, message_handler=on_message) as client:
         out: dict[str, Any] = {"protocol": client.protocol_version}
         listed = await client.list_resources()

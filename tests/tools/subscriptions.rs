@@ -12,14 +12,23 @@ use herdr_core_mcp::hc::HcClient;
 use herdr_core_mcp::hc::wire::TerminalStatus;
 use serde_json::{Value, json};
 
+use crate::support::mcp::TEST_TOKEN;
 use crate::support::waits::wait_status;
 use crate::support::world::approve_all;
-use crate::support::{Sim, SimOptions, adapter_bin, python};
+use crate::support::{Sim, SimOptions, adapter_bin, in_process, python};
 
 /// The watcher's poll interval (`tools::watcher::POLL`), and a margin.
 const POLL: Duration = Duration::from_millis(500);
 
-async fn watched(era: &str) -> (Sim, Value) {
+/// Over stdio (the spawned binary) or HTTP (in process, with the tests'
+/// token).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Over {
+    Stdio,
+    Http,
+}
+
+async fn watched(era: &str, over: Over) -> (Sim, Value) {
     let sim = Sim::start(SimOptions {
         agents: 1,
         agent_delay_ms: Some(1500),
@@ -27,24 +36,43 @@ async fn watched(era: &str) -> (Sim, Value) {
     });
     let hc = HcClient::new(&sim.socket, Duration::from_secs(5));
     wait_status(&hc, "t1", TerminalStatus::Idle).await;
-    let config = sim.config(json!({
+    let config = json!({
         "coreId": sim.core_id,
         "sendMode": "normal",
         "sendAllowlist": approve_all(&hc).await,
-    }));
+    });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/resources_client.py");
-    let output = tokio::process::Command::new(python())
-        .arg(script)
-        .args(["--adapter", adapter_bin().to_str().unwrap()])
-        .args(["--config", config.to_str().unwrap(), "--era", era])
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("run the Python client");
+    let mut command = tokio::process::Command::new(python());
+    command.arg(script).args(["--era", era]).kill_on_drop(true);
+    let _adapter = match over {
+        Over::Stdio => {
+            let config = sim.config(config);
+            command
+                .args(["--adapter", adapter_bin().to_str().unwrap()])
+                .args(["--config", config.to_str().unwrap()]);
+            None
+        }
+        Over::Http => {
+            let adapter = in_process::http(|port| {
+                let mut config = config.clone();
+                crate::support::merge(
+                    &mut config,
+                    json!({"transport": "http", "http": {"port": port}}),
+                );
+                sim.config(config)
+            })
+            .await;
+            command
+                .args(["--url", &adapter.url()])
+                .env("HERDR_MCP_TOKEN", TEST_TOKEN);
+            Some(adapter)
+        }
+    };
+    let output = command.output().await.expect("run the Python client");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "resources_client {era} failed: {}\n{stdout}",
+        "resources_client {era} {over:?} failed: {}\n{stdout}",
         String::from_utf8_lossy(&output.stderr)
     );
     let out = serde_json::from_str(stdout.lines().last().unwrap_or(""))
@@ -52,8 +80,8 @@ async fn watched(era: &str) -> (Sim, Value) {
     (sim, out)
 }
 
-async fn subscribed_in(era: &str) {
-    let (sim, out) = watched(era).await;
+async fn subscribed_in(era: &str, over: Over) {
+    let (sim, out) = watched(era, over).await;
     assert_eq!(
         out["resources"],
         json!(["herdr-core://terminal/t1"]),
@@ -107,12 +135,17 @@ async fn subscribed_in(era: &str) {
 
 #[tokio::test]
 async fn a_legacy_session_subscribes_and_is_told_each_status_change_once() {
-    subscribed_in("legacy").await;
+    subscribed_in("legacy", Over::Stdio).await;
 }
 
 #[tokio::test]
 async fn a_current_era_listen_is_told_each_status_change_once() {
-    subscribed_in("current").await;
+    subscribed_in("current", Over::Stdio).await;
+}
+
+#[tokio::test]
+async fn a_current_era_listen_over_stateless_http_is_told_each_status_change_once() {
+    subscribed_in("current", Over::Http).await;
 }
 
 #[tokio::test]
@@ -194,4 +227,30 @@ async fn the_resource_template_and_a_listed_terminal_are_pinned() {
             .contains("herdr-core://terminal/{address}"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn over_stateless_http_a_legacy_subscribe_is_refused_naming_what_works() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let adapter =
+        in_process::http(|port| sim.config(json!({"transport": "http", "http": {"port": port}})))
+            .await;
+    // The one look `serve` takes at start.
+    crate::support::eventually("the start's look at hc", async || {
+        (sim.calls("terminal.list") > 0).then_some(())
+    })
+    .await;
+    let listed = sim.calls("terminal.list");
+    let subscribe = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/subscribe",
+        "params": {"uri": "herdr-core://terminal/t1"}});
+    let (status, _, body) =
+        crate::support::oauth::post(&adapter.url(), Some(TEST_TOKEN), &subscribe).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("stdio") && message.contains("subscriptions/listen"),
+        "{answer}"
+    );
+    assert_eq!(sim.calls("terminal.list"), listed, "nothing watched");
 }
