@@ -15,7 +15,7 @@ pub(super) fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMo
     format!(
         "Send this prompt to terminal {address}?\n\
          program: {program}\ntitle: {title}\ncwd: {cwd}\nsend mode: {mode}\n\
-         prompt ({chars} characters, escaped): \"{text}\"\n\
+         prompt ({chars} characters, as a JSON string): {text}\n\
          Confirm only if you want exactly this typed into that terminal and submitted.",
         address = printable(&args.address),
         program = shown(&preflight.program),
@@ -23,7 +23,9 @@ pub(super) fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMo
         cwd = shown(&preflight.cwd),
         mode = mode.as_str(),
         chars = args.text.chars().count(),
-        text = printable(&args.text),
+        // Quotes and line breaks escaped too, so the prompt cannot pass
+        // for more of the question.
+        text = printable(&serde_json::to_string(&args.text).expect("a string encodes")),
     )
 }
 
