@@ -48,14 +48,14 @@ struct Subscriber {
 
 /// Who subscribes: a session (by its server's id) or one listen request.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(crate) enum Key {
+pub(crate) enum SubscriberKey {
     Session(u64),
     Listen(u64),
 }
 
 #[derive(Default)]
 struct Inner {
-    subscribers: HashMap<Key, Subscriber>,
+    subscribers: HashMap<SubscriberKey, Subscriber>,
     next_listen: u64,
     polling: bool,
     /// What the last look saw of each watched terminal (`None`: no live
@@ -73,7 +73,7 @@ pub(crate) struct Watcher {
 /// Ends a listen subscription when dropped.
 pub(crate) struct Listening {
     inner: Arc<Mutex<Inner>>,
-    key: Key,
+    key: SubscriberKey,
 }
 
 impl Drop for Listening {
@@ -110,7 +110,7 @@ impl Watcher {
         let seen = look(app).await?;
         let mut inner = self.inner.lock().expect("not poisoned");
         seed(&mut inner, &seen, [uri]);
-        let key = Key::Session(session);
+        let key = SubscriberKey::Session(session);
         if !inner.subscribers.contains_key(&key) && inner.subscribers.len() >= MAX_SUBSCRIBERS {
             return Err(full());
         }
@@ -133,7 +133,7 @@ impl Watcher {
     /// error).
     pub(crate) fn unsubscribe(&self, session: u64, uri: &str) {
         let mut inner = self.inner.lock().expect("not poisoned");
-        let key = Key::Session(session);
+        let key = SubscriberKey::Session(session);
         if let Some(subscriber) = inner.subscribers.get_mut(&key) {
             subscriber.uris.remove(uri);
             if subscriber.uris.is_empty() {
@@ -157,7 +157,7 @@ impl Watcher {
         }
         seed(&mut inner, &seen, uris.iter().map(String::as_str));
         inner.next_listen += 1;
-        let key = Key::Listen(inner.next_listen);
+        let key = SubscriberKey::Listen(inner.next_listen);
         let uris = uris.into_iter().take(MAX_URIS).collect();
         inner.subscribers.insert(
             key,
@@ -291,7 +291,7 @@ async fn poll(inner: Arc<Mutex<Inner>>, app: Arc<App>) {
 
 /// Tells every subscriber of `uri`.
 async fn notify(inner: &Mutex<Inner>, uri: &str) {
-    let sinks: Vec<(Key, Sink)> = inner
+    let sinks: Vec<(SubscriberKey, Sink)> = inner
         .lock()
         .expect("not poisoned")
         .subscribers

@@ -123,6 +123,19 @@ pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
     http_on(listener, &write_config(port)).await
 }
 
+/// [`http`] over `sim` with `config` (JSON), served on the port picked.
+pub async fn http_for(sim: &super::Sim, config: &serde_json::Value) -> HttpAdapter {
+    http(|port| {
+        let mut config = config.clone();
+        super::merge(
+            &mut config,
+            serde_json::json!({"transport": "http", "http": {"port": port}}),
+        );
+        sim.config(config)
+    })
+    .await
+}
+
 /// [`http`] on a listener the test bound itself (so it knows the port
 /// before it writes the config).
 pub async fn http_on(listener: tokio::net::TcpListener, config: &Path) -> HttpAdapter {

@@ -199,15 +199,7 @@ async fn over_stdio_in_both_eras_only_a_confirmation_sends_and_exactly_once() {
 #[tokio::test]
 async fn over_stateless_http_the_current_era_confirms_and_a_legacy_request_is_refused() {
     let (sim, config) = confirming().await;
-    let adapter = in_process::http(|port| {
-        let mut config = config.clone();
-        crate::support::merge(
-            &mut config,
-            json!({"transport": "http", "http": {"port": port}}),
-        );
-        sim.config(config)
-    })
-    .await;
+    let adapter = in_process::http_for(&sim, &config).await;
     let url = adapter.url();
     let base = ["--transport", "http", "--url", url.as_str()];
     let legacy = client(

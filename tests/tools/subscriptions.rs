@@ -53,15 +53,7 @@ async fn watched(era: &str, over: Over) -> (Sim, Value) {
             None
         }
         Over::Http => {
-            let adapter = in_process::http(|port| {
-                let mut config = config.clone();
-                crate::support::merge(
-                    &mut config,
-                    json!({"transport": "http", "http": {"port": port}}),
-                );
-                sim.config(config)
-            })
-            .await;
+            let adapter = in_process::http_for(&sim, &config).await;
             command
                 .args(["--url", &adapter.url()])
                 .env("HERDR_MCP_TOKEN", TEST_TOKEN);
