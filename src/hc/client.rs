@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use super::core_id::CoreId;
+use super::deadline::Pacer;
 use super::error::CoreError;
 use super::pool::{Check, Pool};
 use super::wire::{
@@ -76,6 +77,7 @@ pub struct SendRequest<'a> {
 pub struct HcClient {
     pool: Pool,
     timeout: Duration,
+    pacer: Pacer,
 }
 
 impl HcClient {
@@ -85,6 +87,7 @@ impl HcClient {
         HcClient {
             pool: Pool::new(socket_path),
             timeout,
+            pacer: Pacer::new(timeout),
         }
     }
 
@@ -230,6 +233,7 @@ impl HcClient {
         method: Method,
         work: impl Future<Output = Result<T, CoreError>>,
     ) -> Result<T, CoreError> {
+        self.pacer.start();
         let deadline = Instant::now() + self.timeout;
         match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result,
