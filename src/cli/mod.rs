@@ -9,7 +9,7 @@ mod manual;
 mod run;
 
 pub use error::Error;
-pub use run::run;
+pub use run::{run, serves_stdio};
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
