@@ -211,7 +211,7 @@ impl Framed {
                     method,
                 });
             }
-            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', buf) {
                 Some(pos) => (pos, true),
                 None => (buf.len(), false),
             };
