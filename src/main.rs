@@ -48,14 +48,11 @@ fn main() -> ExitCode {
         }
     };
     herdr_core_mcp::logging::init();
-    let mut builder = if cli::serves_stdio(&cli.command) {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(worker_threads());
-        builder
-    };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads())
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}"), 1),
     };

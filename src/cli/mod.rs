@@ -9,7 +9,7 @@ mod manual;
 mod run;
 
 pub use error::Error;
-pub use run::{run, serves_stdio};
+pub use run::run;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -120,21 +120,6 @@ pub async fn run(command: Command) -> Result<(), Error> {
     print(&out)
 }
 
-/// Whether `command` serves MCP over stdio, which one thread serves best:
-/// one client in lockstep, so a second worker only adds hand-offs between
-/// threads. Reads the config once more for it (`serve` reads it again and
-/// reports what is wrong); `false` when it cannot be read.
-pub fn serves_stdio(command: &Command) -> bool {
-    let Command::Serve { config } = command else {
-        return false;
-    };
-    config
-        .resolve()
-        .ok()
-        .and_then(|path| Config::load(&path).ok())
-        .is_some_and(|config| matches!(config.transport(), Transport::Stdio))
-}
-
 fn print(out: &str) -> Result<(), Error> {
     let mut stdout = std::io::stdout().lock();
     stdout
