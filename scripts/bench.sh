@@ -3,9 +3,14 @@
 # hc simulator: builds the adapter, the simulator and the load generator in
 # release mode, prints the machine, then runs `loadgen bench` (latency,
 # throughput, OAuth against token mode, memory, start-up, byte caps;
-# PASS/MISS per target).
+# PASS/MISS per target), and last the adapter against the floor of its
+# stack (examples/floor, a minimal rmcp server on the same crates, and the
+# do-nothing relay): ratios of CPU per call, wall median and calls/s on
+# stdio, HTTP with 1 and with 32 clients, syscalls per call (strace -c -f)
+# side by side, and idle and 32-client memory.
 #
 # Usage: scripts/bench.sh [loadgen bench options]   e.g. --level-secs 10
+#        scripts/bench.sh --only floor              the floor phase alone
 # Exit: 0 all targets pass, 3 a target was missed, 1 the bench failed.
 # Needs strace for the bytes-read figure (installed from Debian if missing),
 # and node with the test authorization server for the OAuth rows (installed
@@ -18,9 +23,16 @@ if ! command -v strace >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null ||
         echo "bench: strace unavailable: the bytes-read figure will be missing" >&2
 fi
+# Heap allocations per call are counted on uprobes at libc's allocator.
+if command -v perf >/dev/null; then
+    libc=$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ {print $NF; exit}')
+    for fn in malloc calloc realloc; do
+        perf probe -q -x "$libc" "$fn" 2>/dev/null || true
+    done
+fi
 scripts/oauth-deps.sh ||
     echo "bench: scripts/oauth-deps.sh failed: the OAuth rows cannot run (--oauth-pairs 0 skips them)" >&2
-cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example loadgen
+cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example floor --example loadgen
 
 echo "## machine"
 echo

@@ -356,7 +356,7 @@ async fn cap(
 }
 
 /// The agent's and the shell's addresses.
-async fn terminals(direct: &mut DirectConn) -> Res<(String, String)> {
+pub async fn terminals(direct: &mut DirectConn) -> Res<(String, String)> {
     direct
         .call("terminal.list", r#"{"include_finished":false}"#)
         .await?;
@@ -373,7 +373,7 @@ async fn terminals(direct: &mut DirectConn) -> Res<(String, String)> {
 }
 
 /// Types [`FILL_COMMAND`] into the shell and waits for a full, still screen.
-async fn fill_screen(sim: &Sim, direct: &mut DirectConn, shell: &str) -> Res<String> {
+pub async fn fill_screen(sim: &Sim, direct: &mut DirectConn, shell: &str) -> Res<String> {
     sim.control("type", json!({"address": shell, "text": FILL_COMMAND}))
         .await?;
     let mut last = String::new();

@@ -23,6 +23,7 @@
 mod bench;
 mod caps;
 mod direct;
+mod floor;
 mod http;
 mod latency;
 mod mix;
@@ -36,6 +37,7 @@ mod soak;
 mod starve;
 mod stats;
 mod stdio;
+mod syscalls;
 mod throughput;
 mod waits;
 mod world;
@@ -44,7 +46,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Errors here are one line for the operator: what failed and why.
 pub type Res<T> = Result<T, String>;
@@ -116,6 +118,22 @@ enum Cmd {
         /// Seconds per OAuth or token-mode cell.
         #[arg(long, default_value_t = 5.0)]
         oauth_secs: f64,
+        /// Run only this phase (`floor`: the adapter against the minimal
+        /// rmcp server and the relay).
+        #[arg(long, value_enum)]
+        only: Option<Phase>,
+        /// Rounds of the floor phase.
+        #[arg(long, default_value_t = 5)]
+        floor_rounds: usize,
+        /// Lockstep calls per server and turn in the floor phase.
+        #[arg(long, default_value_t = 2000)]
+        floor_calls: usize,
+        /// Seconds per turn at 32 HTTP clients in the floor phase.
+        #[arg(long, default_value_t = 3.0)]
+        floor_crowd_secs: f64,
+        /// Lockstep calls traced per server for the syscall counts.
+        #[arg(long, default_value_t = 500)]
+        floor_traced_calls: usize,
     },
     /// Run the soak and judge memory and descriptor growth.
     Soak {
@@ -138,6 +156,12 @@ enum Cmd {
         #[arg(long)]
         socket: PathBuf,
     },
+}
+
+/// A phase `bench --only` can run by itself.
+#[derive(Clone, Copy, ValueEnum)]
+enum Phase {
+    Floor,
 }
 
 fn main() -> ExitCode {
@@ -187,7 +211,26 @@ async fn run(cli: Cli) -> Res<bool> {
             wait_rounds,
             oauth_pairs,
             oauth_secs,
+            only,
+            floor_rounds,
+            floor_calls,
+            floor_crowd_secs,
+            floor_traced_calls,
         } => {
+            let floor_options = floor::Options {
+                rounds: floor_rounds,
+                calls: floor_calls,
+                crowd_turn: Duration::from_secs_f64(floor_crowd_secs),
+                traced_calls: floor_traced_calls,
+            };
+            if let Some(Phase::Floor) = only {
+                let load_before = load_average();
+                let floor = floor::run(&bins, &floor_options).await?;
+                println!("## herdr-core-mcp bench: the floor phase\n");
+                print_machine(&load_before);
+                println!("{}", floor.render());
+                return Ok(true);
+            }
             let options = bench::Options {
                 latency_calls,
                 warmup,
@@ -212,10 +255,12 @@ async fn run(cli: Cli) -> Res<bool> {
             };
             let load_before = load_average();
             let results = bench::run(&bins, &options).await?;
+            let floor = floor::run(&bins, &floor_options).await?;
             let (tables, passed) = results.render();
             println!("## herdr-core-mcp bench\n");
             print_machine(&load_before);
             println!("{tables}");
+            println!("{}", floor.render());
             println!(
                 "bench: {}",
                 if passed {

@@ -28,18 +28,35 @@ pub struct StdioAdapter {
 impl StdioAdapter {
     /// Spawns `serve` (not yet initialized); its stderr goes to `log`.
     pub fn spawn(bins: &Bins, config: &Path, log: &Path) -> Res<StdioAdapter> {
+        let mut command = Command::new(&bins.adapter);
+        command.arg("serve").arg("--config").arg(config);
+        StdioAdapter::spawn_command(command, log)
+    }
+
+    /// Spawns the floor server (`examples/floor`) over stdio in front of
+    /// hc's `socket`, with `conns` connections.
+    pub fn spawn_floor(bins: &Bins, socket: &Path, conns: usize, log: &Path) -> Res<StdioAdapter> {
+        let mut command = Command::new(bins.floor()?);
+        command
+            .arg("--socket")
+            .arg(socket)
+            .arg("--conns")
+            .arg(conns.to_string())
+            .arg("stdio");
+        StdioAdapter::spawn_command(command, log)
+    }
+
+    fn spawn_command(mut command: Command, log: &Path) -> Res<StdioAdapter> {
         let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
-        let mut child = Command::new(&bins.adapter)
-            .arg("serve")
-            .arg("--config")
-            .arg(config)
+        let program = command.as_std().get_program().to_owned();
+        let mut child = command
             .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", bins.adapter.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
         Ok(StdioAdapter {
             stdin: child.stdin.take().expect("piped"),
             stdout: BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped")),

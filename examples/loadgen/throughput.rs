@@ -37,6 +37,9 @@ pub struct Run {
     pub cpu_per_call: [Duration; 3],
     /// Highest VmRSS of the adapter sampled during the run (KiB).
     pub peak_rss_kib: u64,
+    /// Median time of one call, from request written to answer read (HTTP
+    /// runs only).
+    pub median: Duration,
 }
 
 impl Run {
@@ -51,6 +54,7 @@ struct Tally {
     rate_limited: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
+    latencies: Mutex<Vec<Duration>>,
 }
 
 impl Tally {
@@ -131,8 +135,12 @@ pub async fn http(
                 return;
             }
             let deadline = Instant::now() + duration;
+            let mut latencies = Vec::new();
             while Instant::now() < deadline {
-                match client.call_tool("read_output", &arguments).await {
+                let started = Instant::now();
+                let answer = client.call_tool("read_output", &arguments).await;
+                latencies.push(started.elapsed());
+                match answer {
                     Ok((200, _)) if !client.text().contains(r#""isError":true"#) => {
                         tally.calls.fetch_add(1, Ordering::Relaxed);
                     }
@@ -148,6 +156,7 @@ pub async fn http(
                     Err(e) => tally.error(e).await,
                 }
             }
+            tally.latencies.lock().await.extend(latencies);
         }));
     }
     measure(tasks, barrier, tally, pids).await
@@ -199,5 +208,6 @@ async fn measure(
         first_error: tally.first_error.lock().await.take(),
         cpu_per_call: [per_call(0), per_call(1), per_call(2)],
         peak_rss_kib: peak.load(Ordering::Relaxed),
+        median: crate::stats::median(&mut tally.latencies.lock().await),
     })
 }

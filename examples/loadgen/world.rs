@@ -14,10 +14,12 @@ use serde_json::{Value, json};
 
 use crate::Res;
 
-/// The two release binaries under measurement.
+/// The release binaries under measurement.
 pub struct Bins {
     pub adapter: PathBuf,
     pub sim: PathBuf,
+    /// `examples/floor`, needed only by the floor phase.
+    floor: PathBuf,
 }
 
 impl Bins {
@@ -36,6 +38,7 @@ impl Bins {
         let bins = Bins {
             adapter: dir.join("herdr-core-mcp"),
             sim: dir.join("examples").join("hc-sim"),
+            floor: dir.join("examples").join("floor"),
         };
         for bin in [&bins.adapter, &bins.sim] {
             if !bin.is_file() {
@@ -46,6 +49,18 @@ impl Bins {
             }
         }
         Ok(bins)
+    }
+
+    /// The floor server, when it was built.
+    pub fn floor(&self) -> Res<&Path> {
+        if self.floor.is_file() {
+            Ok(&self.floor)
+        } else {
+            Err(format!(
+                "{} is missing: cargo build --release --example floor",
+                self.floor.display()
+            ))
+        }
     }
 }
 
@@ -215,20 +230,48 @@ impl HttpAdapter {
         token: &str,
         log: &Path,
     ) -> Res<Self> {
-        let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
         let mut command = testing::command_with_listener(&bins.adapter, &listener);
         command
             .arg("serve")
             .arg("--config")
             .arg(config)
-            .env("HERDR_MCP_TOKEN", token)
+            .env("HERDR_MCP_TOKEN", token);
+        HttpAdapter::spawn(command, listener, log)
+    }
+
+    /// Starts the floor server (`examples/floor`) over HTTP in front of hc's
+    /// `socket` with `conns` connections, `listener` passed as above.
+    pub fn start_floor(
+        bins: &Bins,
+        socket: &Path,
+        conns: usize,
+        listener: std::net::TcpListener,
+        log: &Path,
+    ) -> Res<Self> {
+        let mut command = testing::command_with_listener(bins.floor()?, &listener);
+        command
+            .arg("--socket")
+            .arg(socket)
+            .arg("--conns")
+            .arg(conns.to_string())
+            .arg("http");
+        HttpAdapter::spawn(command, listener, log)
+    }
+
+    fn spawn(
+        mut command: std::process::Command,
+        listener: std::net::TcpListener,
+        log: &Path,
+    ) -> Res<Self> {
+        let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
+        command
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
         let child = command
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", bins.adapter.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", command.get_program().display()))?;
         drop(listener);
         Ok(HttpAdapter { child })
     }

@@ -16,8 +16,9 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use super::core_id::CoreId;
+use super::deadline::Pacer;
 use super::error::CoreError;
-use super::pool::Pool;
+use super::pool::{Check, Pool};
 use super::wire::{
     self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
     SendParams, SendResult, TerminalRecord, UnreadableRecord,
@@ -76,6 +77,7 @@ pub struct SendRequest<'a> {
 pub struct HcClient {
     pool: Pool,
     timeout: Duration,
+    pacer: Pacer,
 }
 
 impl HcClient {
@@ -85,6 +87,7 @@ impl HcClient {
         HcClient {
             pool: Pool::new(socket_path),
             timeout,
+            pacer: Pacer::new(timeout),
         }
     }
 
@@ -96,7 +99,9 @@ impl HcClient {
     /// The handshake facts of the core currently behind the socket.
     pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
         self.bounded(Method::Hello, async {
-            let mut lease = self.pool.acquire().await?;
+            // The core's identity: never from a connection to a core that
+            // has gone.
+            let mut lease = self.pool.acquire(Check::Kernel).await?;
             let hello = Arc::clone(lease.conn().hello());
             lease.release();
             Ok(hello)
@@ -150,7 +155,7 @@ impl HcClient {
         let dispatched = AtomicBool::new(false);
         let method = Method::Send;
         let attempt = async {
-            let mut lease = self.pool.acquire().await?;
+            let mut lease = self.pool.acquire(Check::Kernel).await?;
             let core = Arc::clone(lease.conn().hello());
             if core.core_id != *expected_core_id {
                 // Nothing is wrong with the connection: park it again.
@@ -199,8 +204,20 @@ impl HcClient {
         check: impl FnOnce(&R) -> Result<(), CoreError>,
     ) -> Result<Answer<R>, CoreError> {
         self.bounded(method, async {
-            let mut lease = self.pool.acquire().await?;
-            let value = lease.conn().call(method, params).await?;
+            let mut lease = self.pool.acquire(Check::Runtime).await?;
+            let id = match lease.conn().write_request(method, params).await {
+                Ok(id) => id,
+                // A parked connection whose hc has gone refuses the whole
+                // request (EPIPE): nothing reached hc, so the request is
+                // written once more, on a fresh connection. Only before
+                // dispatch, and never for a send (which has its own path).
+                Err(_) if lease.reused() && lease.conn().sent_nothing() => {
+                    lease.reconnect().await?;
+                    lease.conn().write_request(method, params).await?
+                }
+                Err(e) => return Err(e),
+            };
+            let value = lease.conn().read_reply(method, id).await?;
             check(&value)?;
             let core = Arc::clone(lease.conn().hello());
             lease.release();
@@ -216,6 +233,7 @@ impl HcClient {
         method: Method,
         work: impl Future<Output = Result<T, CoreError>>,
     ) -> Result<T, CoreError> {
+        self.pacer.start();
         let deadline = Instant::now() + self.timeout;
         match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result,

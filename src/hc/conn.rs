@@ -68,10 +68,22 @@ impl Connection {
         &self.hello
     }
 
-    /// True while nothing unexpected is waiting on the socket (see
-    /// [`Framed::is_healthy`]).
+    /// True while nothing unexpected is waiting on the socket, asked of the
+    /// kernel (see [`Framed::is_healthy`]).
     pub fn is_healthy(&self) -> bool {
         self.framed.is_healthy()
+    }
+
+    /// The same without a system call unless the runtime has seen
+    /// something arrive (see [`Framed::looks_healthy`]).
+    pub fn looks_healthy(&self) -> bool {
+        self.framed.looks_healthy()
+    }
+
+    /// True after a write that failed before any byte of the request left:
+    /// hc cannot have received it.
+    pub fn sent_nothing(&self) -> bool {
+        self.framed.sent_nothing()
     }
 
     /// Writes one request line. Once this starts, the request may have

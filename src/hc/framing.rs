@@ -21,7 +21,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use socket2::SockRef;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
@@ -49,6 +49,8 @@ pub(crate) struct Framed {
     next_id: u64,
     line: Vec<u8>,
     request: Vec<u8>,
+    /// Set by a write that failed before any byte left.
+    sent_nothing: bool,
 }
 
 impl Framed {
@@ -64,6 +66,7 @@ impl Framed {
             next_id: 1,
             line: Vec::new(),
             request: Vec::new(),
+            sent_nothing: false,
             path,
         })
     }
@@ -72,9 +75,29 @@ impl Framed {
         &self.path
     }
 
+    /// True unless the runtime already knows that something waits on the
+    /// socket (EOF or unsolicited bytes), or the read buffer holds bytes
+    /// past the last reply; then the kernel is asked ([`Framed::is_healthy`]).
+    /// Costs no system call on a quiet connection. The runtime may not have
+    /// seen a close that has only just happened: that connection fails its
+    /// next write before a byte leaves ([`Framed::sent_nothing`]).
+    pub(crate) fn looks_healthy(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        let stream = self.reader.get_ref().as_ref();
+        // `try_io` calls its closure only when the cached readiness says
+        // readable; otherwise it answers `WouldBlock` without a syscall.
+        match stream.try_io(Interest::READABLE, || Ok(())) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+            _ => self.is_healthy(),
+        }
+    }
+
     /// True while nothing unexpected is waiting on the socket: no EOF, no
-    /// unsolicited bytes. Checked before a pooled connection is reused, so a
-    /// connection to an hc that has since exited is never handed out.
+    /// unsolicited bytes, asked of the kernel. Checked before a pooled
+    /// connection is reused for a send, so a connection to an hc that has
+    /// since exited is never the one a send is dispatched on.
     pub(crate) fn is_healthy(&self) -> bool {
         if !self.reader.buffer().is_empty() {
             return false;
@@ -106,11 +129,28 @@ impl Framed {
         self.request.clear();
         serde_json::to_writer(&mut self.request, &request).expect("a request always encodes");
         self.request.push(b'\n');
-        self.writer
-            .write_all(&self.request)
-            .await
-            .map_err(|source| self.io_error(method, source))?;
+        let mut written = 0;
+        while written < self.request.len() {
+            match self.writer.write(&self.request[written..]).await {
+                Ok(0) => {
+                    let source = std::io::ErrorKind::WriteZero.into();
+                    return Err(self.io_error(method, source));
+                }
+                Ok(n) => written += n,
+                Err(source) => {
+                    self.sent_nothing = written == 0;
+                    return Err(self.io_error(method, source));
+                }
+            }
+        }
         Ok(id)
+    }
+
+    /// True after a write that failed before the kernel took a single byte
+    /// of the request (hc had closed the connection: `EPIPE`): hc cannot
+    /// have received any of it.
+    pub(crate) fn sent_nothing(&self) -> bool {
+        self.sent_nothing
     }
 
     /// Reads and validates the reply to request `id`, decoding its result.
@@ -171,7 +211,7 @@ impl Framed {
                     method,
                 });
             }
-            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', buf) {
                 Some(pos) => (pos, true),
                 None => (buf.len(), false),
             };

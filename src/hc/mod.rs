@@ -7,6 +7,7 @@
 pub(crate) mod client;
 pub mod conn;
 mod core_id;
+mod deadline;
 pub(crate) mod error;
 pub(crate) mod framing;
 pub(crate) mod pool;

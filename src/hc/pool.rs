@@ -3,6 +3,11 @@
 //! a permit (its own deadline bounds the wait). A connection goes back to the
 //! pool only when its call finished cleanly: a [`Lease`] dropped without
 //! [`Lease::release`] discards its connection.
+//!
+//! How healthy a parked connection must look depends on what it is leased
+//! for ([`Check`]): a send gets one the kernel has vouched for; any other
+//! call takes one the runtime has seen nothing arrive on, without a system
+//! call, and the client opens a fresh one if its first write finds hc gone.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -16,6 +21,18 @@ use super::error::CoreError;
 /// lockstep; eight keep parallel tool calls flowing without letting one
 /// adapter monopolise the core.
 pub(crate) const MAX_CONNECTIONS: usize = 8;
+
+/// How a parked connection is checked before it is reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The kernel is asked (a non-blocking peek): for a send, which must
+    /// not be dispatched on a connection to an hc that has gone.
+    Kernel,
+    /// The runtime's readiness is trusted, no system call: for a call the
+    /// client may repeat on a fresh connection when its first write finds
+    /// hc gone before a byte left.
+    Runtime,
+}
 
 pub struct Pool {
     path: Arc<Path>,
@@ -36,9 +53,10 @@ impl Pool {
         &self.path
     }
 
-    /// A healthy connection, reused or newly opened. Waits while all
-    /// [`MAX_CONNECTIONS`] are leased; the caller's timeout bounds the wait.
-    pub async fn acquire(&self) -> Result<Lease<'_>, CoreError> {
+    /// A healthy connection, reused or newly opened, a parked one checked
+    /// as `check` says. Waits while all [`MAX_CONNECTIONS`] are leased; the
+    /// caller's timeout bounds the wait.
+    pub async fn acquire(&self, check: Check) -> Result<Lease<'_>, CoreError> {
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await
@@ -46,22 +64,26 @@ impl Pool {
                 path: self.path.to_path_buf(),
                 method: super::wire::Method::Hello,
             })?;
-        let reused = self.take_idle();
-        let conn = match reused {
-            Some(conn) => conn,
-            None => Connection::open(Arc::clone(&self.path)).await?,
+        let (conn, reused) = match self.take_idle(check) {
+            Some(conn) => (conn, true),
+            None => (Connection::open(Arc::clone(&self.path)).await?, false),
         };
         Ok(Lease {
             pool: self,
             conn: Some(conn),
+            reused,
             _permit: permit,
         })
     }
 
-    fn take_idle(&self) -> Option<Connection> {
+    fn take_idle(&self, check: Check) -> Option<Connection> {
         let mut idle = self.idle.lock().expect("pool lock");
         while let Some(conn) = idle.pop() {
-            if conn.is_healthy() {
+            let healthy = match check {
+                Check::Kernel => conn.is_healthy(),
+                Check::Runtime => conn.looks_healthy(),
+            };
+            if healthy {
                 return Some(conn);
             }
         }
@@ -86,10 +108,27 @@ impl Pool {
 pub struct Lease<'a> {
     pool: &'a Pool,
     conn: Option<Connection>,
+    /// The connection was parked before this lease.
+    reused: bool,
     _permit: OwnedSemaphorePermit,
 }
 
 impl Lease<'_> {
+    /// The connection was taken from the idle ones, not opened for this
+    /// lease.
+    pub fn reused(&self) -> bool {
+        self.reused
+    }
+
+    /// Replaces the connection by a newly opened one, under the same permit
+    /// (the old one is dropped).
+    pub async fn reconnect(&mut self) -> Result<(), CoreError> {
+        self.conn = None;
+        self.conn = Some(Connection::open(Arc::clone(&self.pool.path)).await?);
+        self.reused = false;
+        Ok(())
+    }
+
     pub fn conn(&mut self) -> &mut Connection {
         self.conn
             .as_mut()

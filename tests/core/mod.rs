@@ -9,3 +9,4 @@ mod fault_matrix;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod real_hc;
+mod reconnect;

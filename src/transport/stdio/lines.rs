@@ -75,7 +75,7 @@ impl Lines {
             if available.is_empty() {
                 return Ok(Line::Eof);
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
             let mut done = None;
             if self.discarding {

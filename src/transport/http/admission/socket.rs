@@ -12,7 +12,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use socket2::SockRef;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
 /// The connection's stream as hyper uses it. It never shuts the socket
@@ -22,6 +22,10 @@ use tokio::net::TcpStream;
 pub(crate) struct Shared(pub Arc<TcpStream>);
 
 impl AsyncRead for Shared {
+    /// A read that leaves room in `buf` has drained the socket, so its
+    /// readiness is cleared at once, as tokio's own `TcpStream` does: the
+    /// next read waits for the kernel's word instead of asking again only
+    /// to hear `EAGAIN` (one system call per HTTP request).
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -29,13 +33,29 @@ impl AsyncRead for Shared {
     ) -> Poll<io::Result<()>> {
         loop {
             ready!(self.0.poll_read_ready(cx))?;
-            match self.0.try_read(buf.initialize_unfilled()) {
-                Ok(n) => {
+            let unfilled = buf.initialize_unfilled();
+            let room = unfilled.len();
+            let mut read = None;
+            // `try_io` clears the readiness when its closure answers
+            // `WouldBlock`: that is how a short read says "drained".
+            let outcome = self.0.try_io(Interest::READABLE, || {
+                let n = self.0.try_read(unfilled)?;
+                read = Some(n);
+                if n > 0 && n < room {
+                    Err(io::ErrorKind::WouldBlock.into())
+                } else {
+                    Ok(())
+                }
+            });
+            match (read, outcome) {
+                (Some(n), _) => {
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Poll::Ready(Err(e)),
+                (None, Err(e)) if e.kind() != io::ErrorKind::WouldBlock => {
+                    return Poll::Ready(Err(e));
+                }
+                (None, _) => {}
             }
         }
     }
