@@ -10,6 +10,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
+use serde_json::Value;
 
 use super::cursor::CursorError;
 use crate::escape::printable_lines;
@@ -101,6 +102,11 @@ fn core_kind(e: &CoreError) -> &'static str {
 /// A result with `structuredContent` and a text rendering.
 pub(crate) fn structured<T: Serialize>(value: &T, text: String, is_error: bool) -> CallToolResult {
     let value = serde_json::to_value(value).expect("tool outputs always encode");
+    structured_value(value, text, is_error)
+}
+
+/// [`structured`] of an output already made a JSON value.
+pub(crate) fn structured_value(value: Value, text: String, is_error: bool) -> CallToolResult {
     // Not `CallToolResult::structured`: it renders the whole value (screen
     // included) as JSON text only for us to replace it with `text`.
     let content = vec![ContentBlock::text(text)];

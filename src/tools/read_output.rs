@@ -4,11 +4,12 @@
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::tools::arguments::address;
 
 use super::Tools;
-use super::error::{ToolError, structured};
+use super::error::{ToolError, structured_value};
 use super::text::tail_chars;
 use crate::escape::{printable, printable_lines};
 use crate::hc::wire::TerminalStatus;
@@ -75,37 +76,108 @@ pub(crate) async fn run(tools: &Tools, args: ReadOutputArgs) -> Result<CallToolR
             actual: screen.created_ms,
         });
     }
-    let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars as usize);
+    let (tail, total_chars, truncated) = tail_chars(&screen.text, max_chars as usize);
+    let shown_chars = if truncated {
+        tail.chars().count()
+    } else {
+        total_chars
+    };
+    // The screen is moved, its head cut off in place: no copy of the text.
+    let start = screen.text.len() - tail.len();
+    let mut text = screen.text;
+    text.drain(..start);
     let output = ReadOutputOutput {
         core_id: read.core.core_id.to_string(),
         address: screen.address,
         created_ms: screen.created_ms,
         status: screen.status,
         status_seq: screen.status_seq,
-        text: text.to_owned(),
+        text,
         total_chars,
         truncated,
         complete: screen.complete,
         notice: UNTRUSTED_NOTICE.to_owned(),
     };
-    let rendering = format!(
-        "{} (created_ms {}) status={} seq={}{}{}\n{}\n--- screen ---\n{}",
+    let rendering = render(&output, shown_chars);
+    Ok(structured_value(output.into_value(), rendering, false))
+}
+
+/// What the model reads: a header line, the notice and the escaped screen.
+fn render(output: &ReadOutputOutput, shown_chars: usize) -> String {
+    let screen = printable_lines(&output.text);
+    let mut text = String::with_capacity(screen.len() + 256);
+    text.push_str(&format!(
+        "{} (created_ms {}) status={} seq={}",
         printable(&output.address),
         output.created_ms,
         output.status,
         output.status_seq,
-        if truncated {
-            format!(", last {} of {} chars", text.chars().count(), total_chars)
-        } else {
-            String::new()
-        },
-        if output.complete {
-            ""
-        } else {
-            ", caught mid-update (complete=false)"
-        },
-        UNTRUSTED_NOTICE,
-        printable_lines(&output.text)
-    );
-    Ok(structured(&output, rendering, false))
+    ));
+    if output.truncated {
+        text.push_str(&format!(
+            ", last {shown_chars} of {} chars",
+            output.total_chars
+        ));
+    }
+    if !output.complete {
+        text.push_str(", caught mid-update (complete=false)");
+    }
+    text.push('\n');
+    text.push_str(UNTRUSTED_NOTICE);
+    text.push_str("\n--- screen ---\n");
+    text.push_str(&screen);
+    text
+}
+
+impl ReadOutputOutput {
+    /// The structured output, the screen moved into it rather than copied
+    /// (`serde_json::to_value` would copy it): the same JSON, key for key
+    /// and in order, as serializing the struct (a unit test holds them
+    /// equal).
+    fn into_value(self) -> Value {
+        let mut map = Map::with_capacity(10);
+        map.insert("core_id".into(), Value::String(self.core_id));
+        map.insert("address".into(), Value::String(self.address));
+        map.insert("created_ms".into(), self.created_ms.into());
+        map.insert(
+            "status".into(),
+            serde_json::to_value(self.status).expect("a status encodes"),
+        );
+        map.insert("status_seq".into(), self.status_seq.into());
+        map.insert("text".into(), Value::String(self.text));
+        map.insert("total_chars".into(), self.total_chars.into());
+        map.insert("truncated".into(), self.truncated.into());
+        map.insert("complete".into(), self.complete.into());
+        map.insert("notice".into(), Value::String(self.notice));
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_moved_value_is_the_serialized_struct() {
+        for (status, truncated) in [
+            (TerminalStatus::Idle, false),
+            (TerminalStatus::Blocked, true),
+        ] {
+            let output = || ReadOutputOutput {
+                core_id: "core-a".into(),
+                address: "machine/t7".into(),
+                created_ms: 1_796_000_000_000,
+                status,
+                status_seq: 42,
+                text: "a screen\nwith \u{1b}[31m escapes ü".into(),
+                total_chars: 31,
+                truncated,
+                complete: !truncated,
+                notice: UNTRUSTED_NOTICE.into(),
+            };
+            let serialized = serde_json::to_string(&output()).unwrap();
+            let moved = serde_json::to_string(&output().into_value()).unwrap();
+            assert_eq!(moved, serialized);
+        }
+    }
 }
