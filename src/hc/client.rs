@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
-use super::pool::{Check, Pool};
+use super::pool::{Pool, ReuseCheck};
 use super::wire::{
     self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
     SendParams, SendResult, TerminalRecord, UnreadableRecord,
@@ -101,7 +101,7 @@ impl HcClient {
         self.bounded(Method::Hello, async {
             // The core's identity: never from a connection to a core that
             // has gone.
-            let mut lease = self.pool.acquire(Check::Kernel).await?;
+            let mut lease = self.pool.acquire(ReuseCheck::Kernel).await?;
             let hello = Arc::clone(lease.conn().hello());
             lease.release();
             Ok(hello)
@@ -155,7 +155,7 @@ impl HcClient {
         let dispatched = AtomicBool::new(false);
         let method = Method::Send;
         let attempt = async {
-            let mut lease = self.pool.acquire(Check::Kernel).await?;
+            let mut lease = self.pool.acquire(ReuseCheck::Kernel).await?;
             let core = Arc::clone(lease.conn().hello());
             if core.core_id != *expected_core_id {
                 // Nothing is wrong with the connection: park it again.
@@ -204,7 +204,7 @@ impl HcClient {
         check: impl FnOnce(&R) -> Result<(), CoreError>,
     ) -> Result<Answer<R>, CoreError> {
         self.bounded(method, async {
-            let mut lease = self.pool.acquire(Check::Runtime).await?;
+            let mut lease = self.pool.acquire(ReuseCheck::Runtime).await?;
             let id = match lease.conn().write_request(method, params).await {
                 Ok(id) => id,
                 // A parked connection whose hc has gone refuses the whole

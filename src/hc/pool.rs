@@ -5,7 +5,7 @@
 //! [`Lease::release`] discards its connection.
 //!
 //! How healthy a parked connection must look depends on what it is leased
-//! for ([`Check`]): a send gets one the kernel has vouched for; any other
+//! for ([`ReuseCheck`]): a send gets one the kernel has vouched for; any other
 //! call takes one the runtime has seen nothing arrive on, without a system
 //! call, and the client opens a fresh one if its first write finds hc gone.
 
@@ -24,7 +24,7 @@ pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 /// How a parked connection is checked before it is reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub enum ReuseCheck {
     /// The kernel is asked (a non-blocking peek): for a send, which must
     /// not be dispatched on a connection to an hc that has gone.
     Kernel,
@@ -56,7 +56,7 @@ impl Pool {
     /// A healthy connection, reused or newly opened, a parked one checked
     /// as `check` says. Waits while all [`MAX_CONNECTIONS`] are leased; the
     /// caller's timeout bounds the wait.
-    pub async fn acquire(&self, check: Check) -> Result<Lease<'_>, CoreError> {
+    pub async fn acquire(&self, check: ReuseCheck) -> Result<Lease<'_>, CoreError> {
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await
@@ -76,12 +76,12 @@ impl Pool {
         })
     }
 
-    fn take_idle(&self, check: Check) -> Option<Connection> {
+    fn take_idle(&self, check: ReuseCheck) -> Option<Connection> {
         let mut idle = self.idle.lock().expect("pool lock");
         while let Some(conn) = idle.pop() {
             let healthy = match check {
-                Check::Kernel => conn.is_healthy(),
-                Check::Runtime => conn.looks_healthy(),
+                ReuseCheck::Kernel => conn.is_healthy(),
+                ReuseCheck::Runtime => conn.looks_healthy(),
             };
             if healthy {
                 return Some(conn);
