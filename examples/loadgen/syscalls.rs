@@ -35,27 +35,12 @@ pub async fn count_run(
     work: impl Future<Output = Res<u64>>,
 ) -> Res<Option<Syscalls>> {
     let out = dir.join(format!("strace-c-{pid}.txt"));
-    let strace = Command::new("strace")
-        .args(["-c", "-f", "-qq", "-o"])
-        .arg(&out)
-        .arg("-p")
-        .arg(pid.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut strace) = strace else {
+    let mut strace = Command::new("strace");
+    strace.args(["-c", "-f", "-qq", "-o"]).arg(&out);
+    // strace prints nothing when attached; give it time to reach every thread.
+    let Some((calls, _)) = attached(strace, pid, Duration::from_millis(500), work).await? else {
         return Ok(None);
     };
-    // strace prints nothing when attached; give it time to reach every thread.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let calls = work.await;
-    let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_child(&strace),
-        rustix::process::Signal::INT,
-    );
-    let _ = strace.wait();
-    let calls = calls?;
     let Ok(text) = std::fs::read_to_string(&out) else {
         return Ok(None);
     };
@@ -123,29 +108,15 @@ pub async fn allocations(
     work: impl Future<Output = Res<u64>>,
 ) -> Res<Option<f64>> {
     let out = dir.join(format!("perf-stat-{pid}.txt"));
-    let mut command = Command::new("perf");
-    command.args(["stat", "-x", ",", "-o"]).arg(&out);
+    let mut perf = Command::new("perf");
+    perf.args(["stat", "-x", ",", "-o"]).arg(&out);
     for probe in ALLOCATION_PROBES {
-        command.args(["-e", probe]);
+        perf.args(["-e", probe]);
     }
-    let perf = command
-        .arg("-p")
-        .arg(pid.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut perf) = perf else {
+    let Some((calls, status)) = attached(perf, pid, Duration::from_millis(300), work).await? else {
         return Ok(None);
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let done = work.await;
-    let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_child(&perf),
-        rustix::process::Signal::INT,
-    );
-    let status = perf.wait();
-    let calls = done?;
+    // perf ends 0, or 130 (or by the signal itself) on SIGINT.
     if !status.is_ok_and(|s| s.success() || s.code() == Some(130) || s.code().is_none()) {
         return Ok(None);
     }
@@ -167,4 +138,34 @@ pub async fn allocations(
         }
     }
     Ok((seen == ALLOCATION_PROBES.len()).then(|| total as f64 / calls.max(1) as f64))
+}
+
+/// Runs `tracer` attached to `pid` (`-p PID` added), lets it settle, runs
+/// `work`, then stops the tracer with SIGINT (so it writes its summary) and
+/// waits for it: `work`'s count and the tracer's exit, or `None` when the
+/// tracer cannot be started.
+async fn attached(
+    mut tracer: Command,
+    pid: u32,
+    settle: Duration,
+    work: impl Future<Output = Res<u64>>,
+) -> Res<Option<(u64, std::io::Result<std::process::ExitStatus>)>> {
+    let Ok(mut child) = tracer
+        .arg("-p")
+        .arg(pid.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return Ok(None);
+    };
+    tokio::time::sleep(settle).await;
+    let done = work.await;
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    );
+    let status = child.wait();
+    Ok(Some((done?, status)))
 }
