@@ -70,6 +70,7 @@ fn walk<'de, R: serde_json::de::Read<'de>>(
     let position = || consumed.map_or(0, |c| c.get());
     let walked = (Walk {
         path: &mut Vec::new(),
+        keys: &mut Vec::new(),
         found: &mut found,
         position: &position,
     })
@@ -97,13 +98,34 @@ impl Read for Counting<'_> {
 }
 
 /// One value at `path`; a repeat found below is stored in `found`.
-struct Walk<'p> {
-    path: &'p mut Vec<String>,
+/// Nothing is allocated per key: keys and path segments borrow from the
+/// input (unless escaped), and the keys of every open object share one
+/// stack, `keys`, each object scanning only its own stretch of it.
+struct Walk<'p, 'de> {
+    path: &'p mut Vec<Segment<'de>>,
+    keys: &'p mut Vec<(Cow<'de, str>, usize)>,
     found: &'p mut Option<Repeat>,
     position: &'p dyn Fn() -> usize,
 }
 
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
+/// One step of the path to a value: a member's key or an element's index.
+enum Segment<'de> {
+    Key(Cow<'de, str>),
+    Index(usize),
+}
+
+impl<'de> Walk<'_, 'de> {
+    fn below(&mut self) -> Walk<'_, 'de> {
+        Walk {
+            path: self.path,
+            keys: self.keys,
+            found: self.found,
+            position: self.position,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -111,7 +133,7 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Walk<'_> {
+impl<'de> Visitor<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -136,15 +158,11 @@ impl<'de> Visitor<'de> for Walk<'_> {
         Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0usize;
         loop {
-            self.path.push(index.to_string());
-            let next = seq.next_element_seed(Walk {
-                path: self.path,
-                found: self.found,
-                position: self.position,
-            });
+            self.path.push(Segment::Index(index));
+            let next = seq.next_element_seed(self.below());
             self.path.pop();
             if next?.is_none() {
                 return Ok(());
@@ -153,37 +171,46 @@ impl<'de> Visitor<'de> for Walk<'_> {
         }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = Seen::default();
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        let start = self.keys.len();
+        let mut seen = Seen { start, many: None };
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let at = (self.position)();
-            if let Some(first) = seen.insert(key.clone(), at) {
+            if let Some(first) = seen.insert(self.keys, key.clone(), at) {
                 *self.found = Some(Repeat {
-                    path: self.path.clone(),
-                    key: key.clone().into_owned(),
+                    path: self.path.iter().map(Segment::to_string).collect(),
+                    key: key.to_string(),
                     offsets: (first, at),
                 });
                 return Err(de::Error::custom(format_args!("repeated key {key:?}")));
             }
-            self.path.push(key.into_owned());
-            let value = map.next_value_seed(Walk {
-                path: self.path,
-                found: self.found,
-                position: self.position,
-            });
+            self.path.push(Segment::Key(key));
+            let value = map.next_value_seed(self.below());
             self.path.pop();
             value?;
         }
+        // Nested objects have truncated back to this one's keys; now this
+        // one's go too.
+        self.keys.truncate(start);
         Ok(())
     }
 }
 
-/// The keys of one object so far, with where each ended: a short list
-/// scanned in place (most objects are small), a hash map past
-/// [`Seen::FEW`] keys so a huge object stays linear.
-#[derive(Default)]
+impl fmt::Display for Segment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Segment::Key(key) => f.write_str(key),
+            Segment::Index(index) => write!(f, "{index}"),
+        }
+    }
+}
+
+/// The keys of one object so far, with where each ended: its stretch of
+/// the shared stack from `start`, scanned in place (most objects are
+/// small), moved to a hash map past [`Seen::FEW`] keys so a huge object
+/// stays linear.
 struct Seen<'de> {
-    few: Vec<(Cow<'de, str>, usize)>,
+    start: usize,
     many: Option<HashMap<Cow<'de, str>, usize>>,
 }
 
@@ -191,7 +218,12 @@ impl<'de> Seen<'de> {
     const FEW: usize = 16;
 
     /// Records `key`, seen at `at`; where it was seen before, if it was.
-    fn insert(&mut self, key: Cow<'de, str>, at: usize) -> Option<usize> {
+    fn insert(
+        &mut self,
+        keys: &mut Vec<(Cow<'de, str>, usize)>,
+        key: Cow<'de, str>,
+        at: usize,
+    ) -> Option<usize> {
         if let Some(many) = &mut self.many {
             return match many.entry(key) {
                 std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
@@ -201,12 +233,13 @@ impl<'de> Seen<'de> {
                 }
             };
         }
-        if let Some((_, first)) = self.few.iter().find(|(k, _)| *k == key) {
+        let mine = &keys[self.start..];
+        if let Some((_, first)) = mine.iter().find(|(k, _)| *k == key) {
             return Some(*first);
         }
-        self.few.push((key, at));
-        if self.few.len() > Self::FEW {
-            self.many = Some(self.few.drain(..).collect());
+        keys.push((key, at));
+        if keys.len() - self.start > Self::FEW {
+            self.many = Some(keys.drain(self.start..).collect());
         }
         None
     }
