@@ -42,8 +42,13 @@ pub(super) fn address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, 
     Ok(address)
 }
 
-/// `value` as `T`, or the error text naming the argument at fault.
+/// `value` as `T`, or the error text naming the argument at fault. Read
+/// once as it is; only arguments that fail are read again, tracking the
+/// path, to name the one at fault (tracking costs a copy of every key).
 fn parse<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    if let Ok(parsed) = T::deserialize(&value) {
+        return Ok(parsed);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let error = e.into_inner().to_string();
