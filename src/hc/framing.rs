@@ -16,7 +16,7 @@ use std::mem::MaybeUninit;
 use std::path::Path;
 use std::sync::Arc;
 
-use jsonrpsee_types::{ErrorObject, Id, Request, TwoPointZero};
+use jsonrpsee_types::{ErrorObject, Id, TwoPointZero};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
@@ -120,14 +120,18 @@ impl Framed {
     ) -> Result<u64, CoreError> {
         let id = self.next_id;
         self.next_id += 1;
-        let params = serde_json::value::to_raw_value(params).map_err(|e| CoreError::Protocol {
+        let request = Outgoing {
+            jsonrpc: TwoPointZero,
+            id,
+            method: method.as_str(),
+            params,
+        };
+        self.request.clear();
+        serde_json::to_writer(&mut self.request, &request).map_err(|e| CoreError::Protocol {
             path: self.path.to_path_buf(),
             method,
             detail: format!("cannot encode params: {e}"),
         })?;
-        let request = Request::borrowed(method.as_str(), Some(&params), Id::Number(id));
-        self.request.clear();
-        serde_json::to_writer(&mut self.request, &request).expect("a request always encodes");
         self.request.push(b'\n');
         let mut written = 0;
         while written < self.request.len() {
@@ -160,6 +164,12 @@ impl Framed {
         id: u64,
     ) -> Result<R, CoreError> {
         self.read_line(method).await?;
+        if let Some(value) = typed_result(&self.line, id) {
+            if self.line.capacity() > KEEP_LINE_CAPACITY_BYTES {
+                self.line = Vec::new();
+            }
+            return Ok(value);
+        }
         let parsed = parse_reply(&self.line, id).map_err(|detail| {
             // A web server on the socket answers the JSON line with HTTP.
             if self.line.starts_with(b"HTTP/") {
@@ -272,6 +282,42 @@ pub(crate) fn rpc_error(method: Method, err: &ErrorObject<'_>) -> CoreError {
     }
 }
 
+/// A request line: the members in the order JSON-RPC lists them.
+#[derive(Serialize)]
+struct Outgoing<'a, P> {
+    jsonrpc: TwoPointZero,
+    id: u64,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// The result of a well-formed reply to request `id`, read in one pass
+/// with the envelope; `None` for anything else (an error reply, any
+/// violation, a result of the wrong shape), which [`parse_reply`] then
+/// reads again to say what is wrong. It takes exactly what the two passes
+/// take with the same value: the line is checked as UTF-8 first, as
+/// there, and every envelope rule is a required member here.
+pub(crate) fn typed_result<R: DeserializeOwned>(line: &[u8], expected_id: u64) -> Option<R> {
+    let text = std::str::from_utf8(line).ok()?;
+    let reply: TypedReply<R> = serde_json::from_str(text).ok()?;
+    let well_formed = reply.id == expected_id && reply.method.is_none() && reply.error.is_none();
+    well_formed.then_some(reply.result)
+}
+
+/// [`Envelope`] with the result typed and every rule of a good reply a
+/// required member: `jsonrpc` is "2.0", `id` a number, `result` present.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "R: DeserializeOwned"))]
+struct TypedReply<R> {
+    #[allow(dead_code)]
+    jsonrpc: TwoPointZero,
+    id: u64,
+    method: Option<IgnoredAny>,
+    result: R,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<IgnoredAny>,
+}
+
 pub(crate) enum RpcReply<'a> {
     Result(&'a RawValue),
     Error(ErrorObject<'a>),
@@ -365,6 +411,69 @@ mod tests {
             ),
             Ok("error")
         );
+    }
+
+    /// The two passes the one-pass read stands in for.
+    fn two_passes<R: DeserializeOwned>(line: &[u8], id: u64) -> Option<R> {
+        match parse_reply(line, id).ok()? {
+            RpcReply::Result(raw) => serde_json::from_str(raw.get()).ok(),
+            RpcReply::Error(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_one_pass_read_takes_exactly_what_the_two_passes_take() {
+        let screen = r#"{"address":"t1","created_ms":5,"text":"a\u001b[1mb\nc","complete":true,"status":"idle","status_seq":2}"#;
+        let mut lines: Vec<Vec<u8>> = [
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen}}}"#),
+            format!(r#"  {{"result":{screen},"id":3,"jsonrpc":"2.0","extra":[1,{{"x":null}}]}} "#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"method":null}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"error":null}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"method":"x"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"result":{screen}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":"3","result":{screen}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3.0,"result":{screen}}}"#),
+            format!(r#"{{"jsonrpc":"1.0","id":3,"result":{screen}}}"#),
+            format!(r#"{{"id":3,"result":{screen}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"id":3,"result":{screen}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"result":{screen}}}"#),
+            format!(r#"[{{"jsonrpc":"2.0","id":3,"result":{screen}}}]"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"error":{{"code":1,"message":"x"}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen}}} trailing"#),
+            r#"{"jsonrpc":"2.0","id":3,"result":null}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"address":"t1"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"not_found"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3}"#.to_owned(),
+            "not json".to_owned(),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+        // Bytes that are not UTF-8 in a member nobody reads.
+        let mut bad_utf8 =
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{screen},"x":""#).into_bytes();
+        bad_utf8.extend_from_slice(b"\xff\"}");
+        lines.push(bad_utf8);
+        let mut taken = 0;
+        for line in &lines {
+            let shown = String::from_utf8_lossy(line);
+            let one = typed_result::<wire::ReadResult>(line, 3).map(|r| format!("{r:?}"));
+            let two = two_passes::<wire::ReadResult>(line, 3).map(|r| format!("{r:?}"));
+            assert_eq!(one, two, "typed: {shown}");
+            let one = typed_result::<serde_json::Value>(line, 3);
+            assert_eq!(
+                one,
+                two_passes::<serde_json::Value>(line, 3),
+                "value: {shown}"
+            );
+            taken += usize::from(one.is_some());
+        }
+        // As a value: the good reply, the one with spare members, the one
+        // with a null method, and the null and the partial result. Nothing
+        // else is taken.
+        assert_eq!(taken, 5);
     }
 
     #[test]
