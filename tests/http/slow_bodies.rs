@@ -1,5 +1,4 @@
-//! Refused requests that declare a body and never send it (issue 19, item
-//! 2): a crowd of them, each replaced as it closes, must not lock new
+//! Refused requests that declare a body and never send it: a crowd of them, each replaced as it closes, must not lock new
 //! authorised connections out; real clients still read their refusal; and
 //! every JSON-RPC error the HTTP transport answers carries an `id`.
 

@@ -8,27 +8,24 @@
 //! as for a response posted to it) gets `"id": null`, so every error
 //! carries one. Only authenticated requests get here.
 //!
-//! The 64 KiB cap is tower-http's `RequestBodyLimitLayer` (a declared
-//! length over it is refused before anything is read; a chunked body is cut
-//! off while streaming); this module turns its error into the 413. The
-//! deadline is ours: tower-http's body timeout restarts at every frame, so
-//! a client dripping a byte at a time would never hit it, and this one
-//! bounds the whole body.
+//! The 64 KiB cap is applied here too: a declared length over it is refused
+//! before anything is read, and a chunked body is cut off while streaming
+//! (`http_body_util::Limited`), both 413. The deadline bounds the whole
+//! body, not each frame, so a client dripping a byte at a time meets it.
 
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::Value;
+use std::sync::Arc;
 
 use super::MCP_PATH;
-use std::sync::Arc;
 
 use super::challenges::Challenges;
 use super::gate::Denial;
@@ -47,16 +44,27 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// A client gets this long to send its whole body.
 pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Reads the whole body within [`BODY_READ_TIMEOUT`], then routes.
-pub(super) async fn buffer(
-    State(tools): State<Arc<Tools>>,
+/// Reads the whole body within [`BODY_READ_TIMEOUT`] and under
+/// [`MAX_BODY_BYTES`], then routes. A declared length over the cap is
+/// refused before anything is read; a chunked body is cut off while it
+/// streams.
+pub(super) async fn buffer<F: Future<Output = Response>>(
+    tools: &Tools,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let (parts, body) = request.into_parts();
+    let limit = match declared_length(&parts.headers) {
+        Some(length) if length > MAX_BODY_BYTES => {
+            return Denial::PayloadTooLarge.into_response();
+        }
+        Some(length) => length,
+        None => MAX_BODY_BYTES,
+    };
+    let body = Limited::new(body, limit);
     let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
         Err(_) => return Denial::RequestTimeout.into_response(),
-        Ok(Err(e)) if over_limit(&e) => return Denial::PayloadTooLarge.into_response(),
+        Ok(Err(e)) if over_limit(&*e) => return Denial::PayloadTooLarge.into_response(),
         Ok(Err(_)) => return Denial::BadRequest.into_response(),
         Ok(Ok(collected)) => collected.to_bytes(),
     };
@@ -65,9 +73,7 @@ pub(super) async fn buffer(
     if json_rpc && let Some(refused) = precheck(&tools, &parts, &bytes) {
         return refused;
     }
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     // rmcp answers a body it cannot read as a message with 415; the guard
     // knows the JSON-RPC answer (it reads the message only here, so a
     // valid one is parsed once).
@@ -184,11 +190,14 @@ fn unoffered_revision(headers: &HeaderMap, body: &[u8]) -> Option<Reply> {
         .get(PROTOCOL_VERSION_HEADER)?
         .to_str()
         .unwrap_or("?");
+    if PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == revision) {
+        return None;
+    }
     let initialize = serde_json::from_slice::<Method<'_>>(body)
         .ok()
         .and_then(|m| m.method)
         .is_some_and(|m| m == "initialize");
-    if initialize || PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == revision) {
+    if initialize {
         return None;
     }
     let offered: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
@@ -229,8 +238,8 @@ fn answered(answer: Reply) -> Response {
 }
 
 /// Whether a body error is the length limit somewhere in its chain.
-fn over_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+fn over_limit(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
     while let Some(e) = source {
         if e.is::<LengthLimitError>() {
             return true;
@@ -238,4 +247,9 @@ fn over_limit(error: &axum::Error) -> bool {
         source = e.source();
     }
     false
+}
+
+/// `Content-Length`, when it is one number.
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers.get(CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }

@@ -12,8 +12,7 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
@@ -187,13 +186,13 @@ fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PeerAddr(pub IpAddr);
 
-/// The gate as axum middleware.
+/// The gate, in front of the body read and the route (`next`).
 /// A request that passes proves its connection (see `slots`).
 ///
 /// A refused request is answered at once, without reading its body, and
 /// its connection serves nothing more (the refusals carry `Connection:
 /// close`); its slot is marked refused, so it is never busy and can be
-/// pushed out at any time (issue 19: reading up to 64 KiB for up to 1 s
+/// pushed out at any time (measured: reading up to 64 KiB for up to 1 s
 /// here, slot busy, let 1,200 clients that declare a body and never send
 /// it lock out 31 of 32 new authorised connections). Dropping the request
 /// leaves the body to hyper, which takes only what already arrived (one
@@ -206,7 +205,11 @@ pub(super) struct PeerAddr(pub IpAddr);
 /// POSTing `initialize` without a token, each on a fresh connection, read
 /// the 401 and its `WWW-Authenticate` 1,000 times of 1,000 with its
 /// 150-byte body and 1,000 of 1,000 with a body at the 64 KiB cap.
-pub(super) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+pub(super) async fn gate<F: Future<Output = Response>>(
+    gate: &Gate,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let slot = request.extensions().get::<Arc<Slot>>().cloned();
     let peer = request.extensions().get::<PeerAddr>().map(|p| p.0);
     let checked = gate
@@ -228,7 +231,7 @@ pub(super) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
             request
                 .extensions_mut()
                 .insert(Arc::clone(&gate.challenges));
-            next.run(request).await
+            next(request).await
         }
         Err(refusal) => {
             if let Some(slot) = slot {

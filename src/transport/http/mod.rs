@@ -1,12 +1,12 @@
 //! MCP Streamable HTTP on 127.0.0.1, stateless, at exactly `/mcp`.
 //!
-//! The layer stack a request crosses, outermost first: `Cache-Control:
-//! no-store` on every response (tower-http), `refusals` (each response
+//! The steps a request crosses, in one service (`Front`), outermost first:
+//! `Cache-Control: no-store` on every response, `refusals` (each response
 //! finished: `Connection: close` on refusals, a JSON-RPC body on 413; and
-//! refusals logged), the `gate` (Host/Origin 403,
-//! well-known 404, bearer 401, rate 429), the 64 KiB body cap (tower-http,
-//! 413 also when chunked), the body read within its deadline (`body`: 408,
-//! 413, 400), the concurrency limit, then rmcp's service at `/mcp` and 404
+//! refusals logged), the `gate` (Host/Origin 403, well-known 404, bearer
+//! 401, rate 429), the body read under its 64 KiB cap (413, also when
+//! chunked) and within its deadline (`body`: 408, 413, 400), the
+//! concurrency limit, then rmcp's service at `/mcp` and 404
 //! for everything else. The accept loop (`server`) keeps unauthenticated
 //! connections to their share of slots (`slots`, sized from the open-file
 //! limit, which it raises; one descriptor per connection, shared through
@@ -22,17 +22,15 @@ mod server;
 
 use std::sync::Arc;
 
-use axum::Router;
-use axum::middleware;
+use axum::body::Body;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tower::limit::ConcurrencyLimitLayer;
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use body::MAX_BODY_BYTES;
 pub use server::serve;
@@ -173,40 +171,74 @@ pub const MCP_PATH: &str = "/mcp";
 /// Authenticated requests in flight at once; more queue behind them.
 const MAX_IN_FLIGHT: usize = 256;
 
-/// The whole HTTP surface: gate, limits and the exact `/mcp` route.
-fn router(tools: Arc<Tools>, endpoint: &HttpEndpoint, stop: CancellationToken) -> Router {
-    // Host and Origin are enforced once, by the gate, before authentication
-    // (spec order); rmcp's own checks are turned off so they cannot disagree.
-    let mcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .disable_allowed_hosts()
-        .disable_allowed_origins()
-        .with_max_request_body_bytes(MAX_BODY_BYTES)
-        .with_cancellation_token(stop);
-    let body_tools = Arc::clone(&tools);
-    let mcp = StreamableHttpService::new(
-        move || Ok(HerdrServer::new(Arc::clone(&tools))),
-        Arc::new(LocalSessionManager::default()),
-        mcp_config,
-    );
-    let gate = Arc::new(gate::Gate::new(&endpoint.config, endpoint.auth.clone()));
-    Router::new()
-        .route_service(MCP_PATH, mcp)
-        .fallback(|| async { not_found() })
-        .layer(ConcurrencyLimitLayer::new(MAX_IN_FLIGHT))
-        .layer(middleware::from_fn_with_state(body_tools, body::buffer))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(gate, gate::gate))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(refusals::RefusalLog::default()),
-            refusals::log,
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            CACHE_CONTROL,
-            HeaderValue::from_static("no-store"),
-        ))
+/// The whole HTTP surface: every request crosses the same steps, in one
+/// service (no router, no middleware boxes: each would cost allocations on
+/// every call).
+pub(super) struct Front {
+    refusals: refusals::RefusalLog,
+    gate: gate::Gate,
+    tools: Arc<Tools>,
+    /// Requests past the gate and the body read, in flight at once.
+    in_flight: Semaphore,
+    mcp: StreamableHttpService<HerdrServer, LocalSessionManager>,
+}
+
+impl Front {
+    pub(super) fn new(
+        tools: Arc<Tools>,
+        endpoint: &HttpEndpoint,
+        stop: CancellationToken,
+    ) -> Front {
+        // Host and Origin are enforced once, by the gate, before
+        // authentication (spec order); rmcp's own checks are turned off so
+        // they cannot disagree.
+        let mcp_config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(MAX_BODY_BYTES)
+            .with_cancellation_token(stop);
+        let server_tools = Arc::clone(&tools);
+        let mcp = StreamableHttpService::new(
+            move || Ok(HerdrServer::new(Arc::clone(&server_tools))),
+            Arc::new(LocalSessionManager::default()),
+            mcp_config,
+        );
+        Front {
+            refusals: refusals::RefusalLog::default(),
+            gate: gate::Gate::new(&endpoint.config, endpoint.auth.clone()),
+            tools,
+            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+            mcp,
+        }
+    }
+
+    /// One request, through the steps the module's head lists.
+    pub(super) async fn serve(&self, request: Request) -> Response {
+        let mut response = refusals::log(&self.refusals, request, |request| {
+            gate::gate(&self.gate, request, |request| {
+                body::buffer(&self.tools, request, |request| self.route(request))
+            })
+        })
+        .await;
+        response
+            .headers_mut()
+            .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+
+    /// `/mcp` to rmcp's service, everything else 404, at most
+    /// [`MAX_IN_FLIGHT`] at once (the rest wait their turn).
+    async fn route(&self, request: Request) -> Response {
+        let _permit = self.in_flight.acquire().await;
+        if request.uri().path() == MCP_PATH {
+            self.mcp.handle(request).await.map(Body::new)
+        } else {
+            not_found()
+        }
+    }
 }
 
 /// Refusals end their connection: a client that was refused starts afresh,

@@ -7,11 +7,9 @@
 //! the next line that gets through.
 
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{HOST, ORIGIN};
@@ -61,16 +59,16 @@ fn shown(value: Option<&HeaderValue>) -> String {
 /// Middleware, outermost: passes the request on, finishes the response
 /// (see `finish_response`), and logs it if it is a refusal. What a log line needs is
 /// kept as it came (cheap clones) and rendered only for a refusal.
-pub(super) async fn log(
-    State(log): State<Arc<RefusalLog>>,
+pub(super) async fn log<F: Future<Output = Response>>(
+    log: &RefusalLog,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let host = request.headers().get(HOST).cloned();
     let origin = request.headers().get(ORIGIN).cloned();
     let uri = request.uri().clone();
     let method = request.method().clone();
-    let response = super::finish_response(next.run(request).await);
+    let response = super::finish_response(next(request).await);
     let status = response.status();
     let because = response
         .extensions()

@@ -6,25 +6,26 @@
 //! pushes out an idle unauthenticated connection and pauses, rather than
 //! spin and fill the log.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use axum::body::Body;
 use http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
 use tower::service_fn;
 
 use super::admission::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::admission::socket::Shared;
 use super::gate::PeerAddr;
-use super::{MCP_PATH, router};
+use super::{Front, MCP_PATH};
 use crate::escape::printable;
 use crate::tools::Tools;
 use crate::transport::http::{HttpEndpoint, auth::Authenticator};
@@ -109,7 +110,7 @@ async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<In
 fn spawn_connection(
     stream: Arc<TcpStream>,
     slot: Arc<Slot>,
-    router: axum::Router,
+    front: Arc<Front>,
     graceful: &GracefulShutdown,
 ) {
     let placed = Arc::clone(&slot);
@@ -121,11 +122,11 @@ fn spawn_connection(
             request.extensions_mut().insert(peer);
         }
         slot.set_busy(true);
-        let served = router.clone().oneshot(request);
+        let front = Arc::clone(&front);
         async move {
-            let response = served.await;
+            let response = front.serve(request.map(Body::new)).await;
             slot.set_busy(false);
-            response
+            Ok::<_, Infallible>(response)
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()
@@ -172,7 +173,7 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
             None
         }
     };
-    let router = router(tools, &endpoint, stop.child_token());
+    let front = Arc::new(Front::new(tools, &endpoint, stop.child_token()));
     let listener = endpoint.listener;
     let slots = Arc::new(Slots::new(connection_limits()));
     let mut accept_warned = None;
@@ -194,7 +195,7 @@ pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Fut
         let Some(slot) = slots.admit(&stream) else {
             continue;
         };
-        spawn_connection(stream, slot, router.clone(), &graceful);
+        spawn_connection(stream, slot, Arc::clone(&front), &graceful);
         // Let the new connection read its headers before the next accept.
         tokio::task::yield_now().await;
     }
