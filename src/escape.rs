@@ -120,8 +120,9 @@ fn replace_where<'s>(
 }
 
 /// Where the first character of `s` that `escape` wants escaped starts.
-/// Most text is printable ASCII, skipped 16 bytes at a time; only ASCII
-/// controls and non-ASCII characters are decoded and asked.
+/// Most text is printable ASCII, skipped 16 bytes at a time; past that,
+/// only a byte that can start a hazard ([`MAYBE_HAZARD`]) has its
+/// character decoded and asked, every other byte is stepped over.
 fn first_escape(s: &str, escape: &impl Fn(char) -> bool) -> Option<usize> {
     const RUN: usize = 16;
     let bytes = s.as_bytes();
@@ -135,14 +136,55 @@ fn first_escape(s: &str, escape: &impl Fn(char) -> bool) -> Option<usize> {
             at += RUN;
             continue;
         }
-        // `at` is always on a character boundary.
+        if !MAYBE_HAZARD[usize::from(bytes[at])] {
+            at += 1;
+            continue;
+        }
+        // No continuation byte is marked, so `at` starts a character.
         let c = s[at..].chars().next()?;
-        if !matches!(c, ' '..='~') && escape(c) {
+        if escape(c) {
             return Some(at);
         }
         at += c.len_utf8();
     }
     None
+}
+
+/// The bytes that can start a hazard's UTF-8 encoding ([`is_hazard`]): the
+/// ASCII controls and DEL, and the lead bytes of C1 (0xC2), U+2028/U+2029
+/// (0xE2) and of every format-character range. No continuation byte
+/// (0x80-0xBF) is marked.
+const MAYBE_HAZARD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[0x7F] = true;
+    table[lead_byte(0x80)] = true;
+    table[lead_byte(0x2028)] = true;
+    let mut i = 0;
+    while i < FORMAT_CHARACTERS.len() {
+        let (first, last) = FORMAT_CHARACTERS[i];
+        let mut lead = lead_byte(first);
+        while lead <= lead_byte(last) {
+            table[lead] = true;
+            lead += 1;
+        }
+        i += 1;
+    }
+    table
+};
+
+/// The first byte of `code`'s UTF-8 encoding.
+const fn lead_byte(code: u32) -> usize {
+    (match code {
+        0..=0x7F => code,
+        0x80..=0x7FF => 0xC0 | (code >> 6),
+        0x800..=0xFFFF => 0xE0 | (code >> 12),
+        _ => 0xF0 | (code >> 18),
+    }) as usize
 }
 
 /// JSON text (as serde_json writes it) with every control and format
@@ -243,6 +285,25 @@ mod tests {
         for ordinary in ['a', ' ', '\u{a0}', '\u{2010}', '\u{3000}', '\u{1f642}'] {
             assert!(!is_hazard(ordinary), "{ordinary:?}");
         }
+    }
+
+    #[test]
+    fn every_hazard_starts_with_a_marked_byte_and_is_found_among_plain_text() {
+        let mut utf8 = [0u8; 4];
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let lead = c.encode_utf8(&mut utf8).as_bytes()[0];
+            assert!(
+                !is_hazard(c) || MAYBE_HAZARD[usize::from(lead)],
+                "{c:?} starts with an unmarked {lead:#x}"
+            );
+            // Found exactly where it is, after text of every width, and
+            // never when it is not a hazard.
+            let text = format!("plain ascii, then é日本🙂{c}x");
+            let at = "plain ascii, then é日本🙂".len();
+            let expected = is_hazard(c).then_some(at);
+            assert_eq!(first_escape(&text, &is_hazard), expected, "{c:?}");
+        }
+        assert!((0x80..=0xBF).all(|b| !MAYBE_HAZARD[b]));
     }
 
     #[test]
