@@ -70,7 +70,7 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
     };
     let json_rpc =
         parts.method == Method::POST && parts.uri.path() == MCP_PATH && is_json(&parts.headers);
-    if json_rpc && let Some(refused) = precheck(&tools, &parts, &bytes) {
+    if json_rpc && let Some(refused) = precheck(tools, &parts, &bytes) {
         return refused;
     }
     let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
