@@ -32,11 +32,21 @@ pub(super) struct Lines {
     line: Vec<u8>,
     /// Skipping the rest of an oversized line.
     discarding: bool,
-    writer: Arc<Mutex<Writer>>,
+    writer: Arc<Mutex<Output>>,
     /// Whether a request has reached rmcp: before the first one, rmcp ends
     /// the session on any notification or response, so those are dropped.
     started: bool,
 }
+
+/// The output and the buffer each frame is written into, kept from frame to
+/// frame (a large answer's is let go afterwards).
+struct Output {
+    writer: Writer,
+    frame: Vec<u8>,
+}
+
+/// A frame buffer grown past this by one large answer is released after it.
+const KEEP_FRAME_CAPACITY_BYTES: usize = 256 * 1024;
 
 enum Line {
     Full,
@@ -50,7 +60,10 @@ impl Lines {
             read: BufReader::new(reader),
             line: Vec::new(),
             discarding: false,
-            writer: Arc::new(Mutex::new(writer)),
+            writer: Arc::new(Mutex::new(Output {
+                writer,
+                frame: Vec::new(),
+            })),
             started: false,
         }
     }
@@ -59,9 +72,14 @@ impl Lines {
     /// is cancelled (rmcp polls it in a select) never cuts a frame short.
     fn answer(&self, answer: &Reply) {
         let writer = Arc::clone(&self.writer);
-        let frame = frame(answer);
+        let answer = answer.to_json();
         tokio::spawn(async move {
-            if let Err(e) = write_frame(&writer, &frame).await {
+            if let Err(e) = write_frame(&writer, |frame| {
+                frame.extend_from_slice(answer.as_bytes());
+                Ok(())
+            })
+            .await
+            {
                 tracing::debug!("stdio answer not written: {e}");
             }
         });
@@ -109,17 +127,26 @@ impl Lines {
     }
 }
 
-/// One whole frame, flushed, under the output lock.
-async fn write_frame(writer: &Mutex<Writer>, frame: &[u8]) -> io::Result<()> {
-    let mut writer = writer.lock().await;
-    writer.write_all(frame).await?;
-    writer.flush().await
-}
-
-fn frame(answer: &Reply) -> Vec<u8> {
-    let mut frame = answer.to_json().into_bytes();
+/// One whole frame, made by `make` in the kept buffer and flushed, under
+/// the output lock.
+async fn write_frame(
+    output: &Mutex<Output>,
+    make: impl FnOnce(&mut Vec<u8>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut output = output.lock().await;
+    let Output { writer, frame } = &mut *output;
+    frame.clear();
+    make(frame)?;
     frame.push(b'\n');
-    frame
+    let written = async {
+        writer.write_all(frame).await?;
+        writer.flush().await
+    }
+    .await;
+    if frame.capacity() > KEEP_FRAME_CAPACITY_BYTES {
+        *frame = Vec::new();
+    }
+    written
 }
 
 impl Transport<RoleServer> for Lines {
@@ -131,9 +158,10 @@ impl Transport<RoleServer> for Lines {
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
         async move {
-            let mut frame = serde_json::to_vec(&item).map_err(io::Error::other)?;
-            frame.push(b'\n');
-            write_frame(&writer, &frame).await
+            write_frame(&writer, |frame| {
+                serde_json::to_writer(frame, &item).map_err(io::Error::other)
+            })
+            .await
         }
     }
 
@@ -163,6 +191,6 @@ impl Transport<RoleServer> for Lines {
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
-        self.writer.lock().await.flush().await
+        self.writer.lock().await.writer.flush().await
     }
 }
