@@ -7,12 +7,14 @@
 # stack (examples/floor, a minimal rmcp server on the same crates, and the
 # do-nothing relay): ratios of CPU per call, wall median and calls/s on
 # stdio, HTTP with 1 and with 32 clients, syscalls per call (strace -c -f)
-# side by side, and idle and 32-client memory.
+# side by side, user-space instructions per stdio call (valgrind), and
+# idle and 32-client memory.
 #
 # Usage: scripts/bench.sh [loadgen bench options]   e.g. --level-secs 10
 #        scripts/bench.sh --only floor              the floor phase alone
 # Exit: 0 all targets pass, 3 a target was missed, 1 the bench failed.
-# Needs strace for the bytes-read figure (installed from Debian if missing),
+# Needs strace for the bytes-read figure and valgrind for the instruction
+# counts (both installed from Debian if missing),
 # and node with the test authorization server for the OAuth rows (installed
 # by scripts/oauth-deps.sh when missing; --oauth-pairs 0 skips the rows).
 set -euo pipefail
@@ -22,6 +24,13 @@ if ! command -v strace >/dev/null; then
     echo "bench: installing strace (counts the bytes the adapter reads)" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null ||
         echo "bench: strace unavailable: the bytes-read figure will be missing" >&2
+fi
+# Instructions per call are counted under valgrind (cachegrind).
+if ! command -v valgrind >/dev/null; then
+    echo "bench: installing valgrind (counts instructions per call)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null 2>&1 ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; } ||
+        echo "bench: valgrind unavailable: the instruction counts will be missing" >&2
 fi
 # Heap allocations per call are counted on uprobes at libc's allocator.
 if command -v perf >/dev/null; then

@@ -25,6 +25,7 @@ mod caps;
 mod direct;
 mod floor;
 mod http;
+mod instructions;
 mod latency;
 mod mix;
 mod oauth;

@@ -46,7 +46,8 @@ impl StdioAdapter {
         StdioAdapter::spawn_command(command, log)
     }
 
-    fn spawn_command(mut command: Command, log: &Path) -> Res<StdioAdapter> {
+    /// Spawns `command`, a stdio server; its stderr goes to `log`.
+    pub fn spawn_command(mut command: Command, log: &Path) -> Res<StdioAdapter> {
         let stderr = std::fs::File::create(log).map_err(|e| format!("adapter log: {e}"))?;
         let program = command.as_std().get_program().to_owned();
         let mut child = command
@@ -101,13 +102,21 @@ impl StdioAdapter {
     }
 
     /// Closes stdin (the adapter's signal to leave) and waits for the exit.
-    pub async fn close(mut self) -> Res<()> {
+    pub async fn close(self) -> Res<()> {
+        self.close_within(Duration::from_secs(5)).await
+    }
+
+    /// [`StdioAdapter::close`], waiting up to `limit` for the exit.
+    pub async fn close_within(mut self, limit: Duration) -> Res<()> {
         drop(self.stdin);
-        match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
+        match tokio::time::timeout(limit, self.child.wait()).await {
             Ok(Ok(_)) => Ok(()),
             _ => {
                 let _ = self.child.kill().await;
-                Err("the stdio adapter did not exit within 5 s of stdin closing".into())
+                Err(format!(
+                    "the stdio server did not exit within {} s of stdin closing",
+                    limit.as_secs()
+                ))
             }
         }
     }

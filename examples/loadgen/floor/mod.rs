@@ -10,7 +10,8 @@
 //! the report gives the ratios adapter / floor, which the machine's speed
 //! mostly cancels out of. CPU is the server process's own (every thread,
 //! to the nanosecond); syscalls per call come from `strace -c -f` on
-//! separate, untimed calls.
+//! separate, untimed calls, and user-space instructions per call over
+//! stdio from valgrind, which the machine's load does not move.
 
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,10 @@ pub struct Floor {
     idle_stdio_split: [(u64, u64); 2],
     /// Highest VmRSS sampled at 32 HTTP clients: adapter, floor (KiB).
     crowd_kib: [u64; 2],
+    /// User-space instructions per stdio call (valgrind): adapter, floor.
+    instructions: Option<[f64; 2]>,
+    /// Calls counted for `instructions`.
+    counted_calls: usize,
 }
 
 pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
@@ -180,6 +185,8 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         idle_stdio_kib,
         idle_stdio_split,
         crowd_kib: [0; 2],
+        instructions: None,
+        counted_calls: o.traced_calls,
     };
     let pids = |pid| Pids {
         adapter: Some(pid),
@@ -321,6 +328,9 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
     for server in stdio {
         server.close().await?;
     }
+    progress("floor: instructions per call over stdio (valgrind, when installed)");
+    floor.instructions =
+        crate::instructions::per_call(bins, &config, &sim.socket, &expect, dir, n).await?;
     Ok(floor)
 }
 

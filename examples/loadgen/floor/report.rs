@@ -53,6 +53,20 @@ impl Floor {
                 },
             ));
         }
+        match self.instructions {
+            Some([adapter, floor]) => out.push_str(&format!(
+                "\nUser-space instructions per stdio call (valgrind cachegrind, {} calls, \
+                 start-up subtracted; the load does not move them): adapter {}, floor {}: \
+                 {:.2}×.\n",
+                self.counted_calls,
+                stats::count(adapter),
+                stats::count(floor),
+                adapter / floor.max(1.0),
+            )),
+            None => out.push_str(
+                "\nUser-space instructions per stdio call: n/a (valgrind is not installed).\n",
+            ),
+        }
         let relay = &self.stdio[2];
         out.push_str(&format!(
             "\nThe do-nothing stdio relay: floor / relay CPU per call {:.2}× ({} vs {}), \
