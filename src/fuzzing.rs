@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use crate::config::{Config, RawConfig, Transport};
 use crate::hc::CoreId;
 use crate::hc::conn::Connection;
-use crate::hc::framing::{RpcReply, parse_reply, rpc_error};
+use crate::hc::framing::{RpcReply, parse_reply, rpc_error, typed_result};
 use crate::hc::wire::{
     self, GetParams, Hello, ListResult, Method, ReadResult, SendResult, TerminalRecord,
 };
@@ -34,6 +34,14 @@ pub fn hc_reply(data: &[u8]) {
         return;
     };
     let expected_id = u64::from(first % 4);
+    // The one-pass read takes exactly what the two passes take, with the
+    // same value, for every result shape.
+    agree::<Hello>(line, expected_id);
+    agree::<TerminalRecord>(line, expected_id);
+    agree::<ListResult>(line, expected_id);
+    agree::<ReadResult>(line, expected_id);
+    agree::<SendResult>(line, expected_id);
+    agree::<Value>(line, expected_id);
     let Ok(reply) = parse_reply(line, expected_id) else {
         return;
     };
@@ -93,6 +101,18 @@ pub fn hc_reply(data: &[u8]) {
             }
         }
     }
+}
+
+/// `typed_result` against `parse_reply` and a second decode.
+fn agree<R: serde::de::DeserializeOwned + std::fmt::Debug>(line: &[u8], id: u64) {
+    let one = typed_result::<R>(line, id).map(|r| format!("{r:?}"));
+    let two = match parse_reply(line, id) {
+        Ok(RpcReply::Result(raw)) => serde_json::from_str::<R>(raw.get())
+            .ok()
+            .map(|r| format!("{r:?}")),
+        _ => None,
+    };
+    assert_eq!(one, two, "{}", String::from_utf8_lossy(line));
 }
 
 /// What a fake hc sends on one connection: the bytes before the first 0xFF
