@@ -15,15 +15,9 @@ pub struct Mem {
 }
 
 pub fn mem(pid: u32) -> Res<Mem> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .ok_or_else(|| format!("/proc/{pid}/status has no {name}"))
-    };
+    let status = status(pid)?;
+    let field =
+        |name: &str| kib(&status, name).ok_or_else(|| format!("/proc/{pid}/status has no {name}"));
     Ok(Mem {
         rss_kib: field("VmRSS:")?,
         hwm_kib: field("VmHWM:")?,
@@ -33,16 +27,22 @@ pub fn mem(pid: u32) -> Res<Mem> {
 /// VmRSS split into what the process allocated (`RssAnon`) and the pages
 /// of its binary and libraries mapped from the page cache (`RssFile`), KiB.
 pub fn rss_split(pid: u32) -> Res<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let status = status(pid)?;
+    let field = |name: &str| kib(&status, name).unwrap_or(0);
     Ok((field("RssAnon:"), field("RssFile:")))
+}
+
+fn status(pid: u32) -> Res<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))
+}
+
+/// The `name` line of a `/proc/PID/status` text, in KiB.
+fn kib(status: &str, name: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// Open file descriptors.

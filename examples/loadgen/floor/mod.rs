@@ -193,6 +193,17 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         sim: sim.pid(),
         loadgen: std::process::id(),
     };
+    // One turn of the 32 clients against the server on `port` (pid `pid`).
+    let crowd_run = |port, pid| {
+        throughput::http(
+            port,
+            std::slice::from_ref(&token),
+            &shell,
+            CROWD,
+            o.crowd_turn,
+            pids(pid),
+        )
+    };
     for round in 0..o.rounds {
         progress(&format!(
             "floor: round {} of {}: stdio, HTTP, HTTP at {CROWD} clients",
@@ -232,15 +243,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         for i in rotation(round, 2) {
             let (port, pid) = crowd[i];
             let cpu_before = procfs::cpu_exact(pid);
-            let run = throughput::http(
-                port,
-                std::slice::from_ref(&token),
-                &shell,
-                CROWD,
-                o.crowd_turn,
-                pids(pid),
-            )
-            .await?;
+            let run = crowd_run(port, pid).await?;
             if let Some(e) = &run.first_error {
                 return Err(format!(
                     "floor: {} errors at {CROWD} clients: {e}",
@@ -272,16 +275,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
             syscalls::count(http_pids[i], dir, n, latency::http(client, &expect, 0, n)).await?;
         let (port, pid) = crowd[i];
         floor.http32[i].syscalls = syscalls::count_run(pid, dir, async {
-            throughput::http(
-                port,
-                std::slice::from_ref(&token),
-                &shell,
-                CROWD,
-                o.crowd_turn,
-                pids(pid),
-            )
-            .await
-            .map(|run| run.calls)
+            crowd_run(port, pid).await.map(|run| run.calls)
         })
         .await?;
     }
@@ -305,16 +299,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         .await?;
         let (port, pid) = crowd[i];
         floor.http32[i].allocations = syscalls::allocations(pid, dir, async {
-            throughput::http(
-                port,
-                std::slice::from_ref(&token),
-                &shell,
-                CROWD,
-                o.crowd_turn,
-                pids(pid),
-            )
-            .await
-            .map(|run| run.calls)
+            crowd_run(port, pid).await.map(|run| run.calls)
         })
         .await?;
     }
