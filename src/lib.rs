@@ -7,7 +7,8 @@
 //! - ground floor: [`hc`], the core client (wire types, framing, one
 //!   connection, the pool, typed calls); [`config`], the operator's JSON
 //!   config, validated into a [`config::Config`]; [`escape`], how untrusted
-//!   text is printed; [`logging`], stderr logging; `json_keys`, repeated
+//!   text is printed; `files`, reading a file an operator names without
+//!   trusting it; [`logging`], stderr logging; `json_keys`, repeated
 //!   JSON keys; `caller`, who calls and whether they may send; [`app`], what
 //!   every call shares (client, config in force); [`audit`], the
 //!   content-free send record.
@@ -28,6 +29,7 @@ pub(crate) mod caller;
 pub mod cli;
 pub mod config;
 pub mod escape;
+pub(crate) mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

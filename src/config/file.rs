@@ -9,7 +9,9 @@
 //! it read.
 
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+
+use crate::files::kind_of;
 use std::path::{Path, PathBuf};
 
 use super::ConfigError;
@@ -160,20 +162,6 @@ pub fn replace(path: &Path, text: &str) -> Result<(), (&'static str, std::io::Er
 }
 
 /// What a file that is not a regular one is, for the refusal.
-fn kind_of(file_type: &std::fs::FileType) -> &'static str {
-    if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_char_device() || file_type.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
 /// Every directory above `resolved` (a path without symlinks): owned by
 /// `me` or root, and not writable by others unless sticky.
 pub(crate) fn check_directories(resolved: &Path, me: u32) -> Result<(), String> {

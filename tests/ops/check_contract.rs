@@ -218,3 +218,48 @@ fn a_core_that_stops_answering_ends_the_check_at_that_call() {
     assert_eq!(sim.calls("terminal.read"), 1, "it went on asking: {out}");
     assert!(out.contains("1 terminal(s) looked at"), "{out}");
 }
+
+#[tokio::test]
+async fn a_fifo_or_a_device_as_schema_or_record_is_refused_at_once() {
+    use std::time::Duration;
+
+    use crate::support::commands::{adapter, finished_within};
+
+    let sim = Sim::start(SimOptions::default());
+    let config = sim.config(json!({}));
+    let fifo = sim.dir.path().join("schema.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = sim.dir.path().join("big.json");
+    std::fs::write(&big, vec![b' '; 2 * 1024 * 1024]).unwrap();
+    let fifo = fifo.to_str().unwrap();
+    let cases: [(&str, &str, &str); 5] = [
+        ("--schema", fifo, "is a FIFO, not a regular file"),
+        ("--schema", "/dev/zero", "is a device, not a regular file"),
+        ("--schema", big.to_str().unwrap(), "is over 1048576 bytes"),
+        ("--record", fifo, "cannot write the record"),
+        ("--record", "/dev/zero", "cannot write the record"),
+    ];
+    for (flag, path, said) in cases {
+        let output = finished_within(
+            adapter(&[
+                "inspect-core",
+                "--config",
+                config.to_str().unwrap(),
+                "--check-contract",
+                flag,
+                path,
+            ]),
+            Duration::from_secs(5),
+        )
+        .await;
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flag} {path}: {err}");
+        assert!(err.contains(said), "{flag} {path}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    assert_eq!(sim.calls("terminal.send"), 0);
+}

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::hc::framing::MAX_REPLY_BYTES;
 use model::Document;
 use probe::Probe;
 use report::Findings;
@@ -146,9 +147,13 @@ pub(crate) async fn run(config: &Config, check: &Check) -> Result<CheckReport, C
     let model = Document::model();
     let document = match &check.schema {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| CheckError::Schema {
-                path: path.clone(),
-                why: e.to_string(),
+            // Capped as a core's own document is (one reply), and never
+            // waiting on a FIFO or a device.
+            let text = crate::files::read_text(path, MAX_REPLY_BYTES as u64).map_err(|e| {
+                CheckError::Schema {
+                    path: path.clone(),
+                    why: e.to_string(),
+                }
             })?;
             Some(Document::parse(&text).map_err(|why| CheckError::Schema {
                 path: path.clone(),
