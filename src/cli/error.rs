@@ -79,6 +79,8 @@ pub enum Error {
     Doctor {
         /// How many checks failed.
         failed: usize,
+        /// Whether the config itself was refused (exit 2, a config error).
+        config_refused: bool,
     },
     /// `inspect-core --check-contract` found differences from the model.
     #[error(
@@ -112,7 +114,11 @@ impl Error {
             | Error::Inherit(_)
             | Error::NoDefaultConfig
             | Error::Setup(_)
-            | Error::Check(_) => USAGE,
+            | Error::Check(_)
+            | Error::Doctor {
+                config_refused: true,
+                ..
+            } => USAGE,
             Error::Approve(ApproveError::Config(_)) => USAGE,
             Error::Approve(_)
             | Error::Core(_)

@@ -88,7 +88,10 @@ pub async fn run(command: Command) -> Result<(), Error> {
             print(&if json { report.json() } else { report.text() })?;
             return match report.failed {
                 0 => Ok(()),
-                failed => Err(Error::Doctor { failed }),
+                failed => Err(Error::Doctor {
+                    failed,
+                    config_refused: report.config_refused,
+                }),
             };
         }
         Command::Reload { config } => {

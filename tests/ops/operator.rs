@@ -86,7 +86,8 @@ async fn doctor_passes_a_healthy_setup_and_names_every_fix_otherwise() {
     )
     .unwrap();
     let (code, report) = doctor(Some(&sim), &writable, &[]);
-    assert_eq!(code, 1, "{report}");
+    // A refused config is a config error, as for every other command.
+    assert_eq!(code, 2, "{report}");
     insta::assert_snapshot!("doctor_bad_config", report);
 }
 

@@ -27,7 +27,7 @@ async fn a_fifo_named_as_the_config_is_refused_at_once_by_every_command() {
     )
     .await;
     let report = String::from_utf8_lossy(&doctor.stdout);
-    assert_eq!(doctor.status.code(), Some(1), "{report}");
+    assert_eq!(doctor.status.code(), Some(2), "{report}");
     assert!(report.contains("is a FIFO, not a regular file"), "{report}");
     for args in [
         vec!["serve", "--config", config],

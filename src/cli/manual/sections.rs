@@ -140,7 +140,7 @@ pub(super) fn exit_status(page: &mut Roff) {
         (
             "2",
             "A usage or config error, which retrying cannot fix, such as: bad arguments, a refused \
-             config, a missing or weak token, OAuth credentials missing, an audit log that \
+             config (doctor too, after its report), a missing or weak token, OAuth credentials missing, an audit log that \
              cannot be opened, an inherited socket on the wrong address, or no --config and \
              no home to find the default in. The example systemd unit does not restart on it.",
         ),

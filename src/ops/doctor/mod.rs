@@ -20,6 +20,9 @@ use crate::hc::{CoreError, HcClient};
 pub(crate) struct Checkup {
     entries: Vec<(&'static str, String, String)>,
     pub failed: usize,
+    /// The config itself was refused (unreadable, unsafe, invalid): a
+    /// config error, exit 2 as for every other command.
+    pub config_refused: bool,
     /// `--config` as the operator gave it, repeated in the fixes shown.
     config_flag: String,
 }
@@ -91,6 +94,7 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
         Ok(config) => config,
         Err(e) => {
             report.fail("config", e.to_string());
+            report.config_refused = true;
             for check in ["socket", "handshake", "coreId", "approvals"] {
                 report.skip(check, "the config did not load");
             }
