@@ -90,6 +90,25 @@ impl Caller {
     pub fn who(&self) -> &Who {
         &self.who
     }
+
+    /// Whose share of a shared bound this caller draws on, in words a
+    /// refusal can name: the token it holds, or its identity provider's
+    /// subject (its client when the token names no subject). Escaped.
+    pub fn share(&self) -> String {
+        let id = |s: &str| crate::escape::printable(s).into_owned();
+        match &self.who {
+            Who::Stdio => "the stdio host".to_owned(),
+            Who::Token => "HERDR_MCP_TOKEN".to_owned(),
+            Who::ReadToken => "HERDR_MCP_READ_TOKEN".to_owned(),
+            Who::Unproven => "unproven callers".to_owned(),
+            Who::OAuth { sub: Some(sub), .. } => format!("OAuth subject {}", id(sub)),
+            Who::OAuth {
+                sub: None,
+                client_id: Some(client),
+            } => format!("OAuth client {}", id(client)),
+            Who::OAuth { .. } => "OAuth callers without a subject".to_owned(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 pub use file::AuditError;
 use file::AuditFile;
-pub use record::{ConfirmVia, Confirmation, Outcome, ReasonCode, SendRecord};
+pub use record::{ConfirmVia, Confirmation, Outcome, ReasonCode, RecordedAddress, SendRecord};
 
 /// Whether an attempt's own line reached the audit file: `written`;
 /// `not_written` (kept, written first once the file takes lines again,

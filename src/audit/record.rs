@@ -18,8 +18,8 @@ use crate::hc::wire::TerminalStatus;
 pub struct SendRecord<'a> {
     /// The core that answered the preflight, when one did.
     pub core_id: Option<&'a str>,
-    /// The terminal address the caller named.
-    pub address: &'a str,
+    /// The terminal address the caller named, as far as it is one.
+    pub address: RecordedAddress<'a>,
     /// The lifetime approved at preflight (or the one the caller named).
     pub created_ms: Option<i64>,
     /// The lifetime hc says the input reached, when it is another one.
@@ -33,12 +33,29 @@ pub struct SendRecord<'a> {
     pub outcome: Outcome,
     /// The stable reason code of the outcome.
     pub reason: ReasonCode,
-    /// The prompt: only its length and digest are recorded.
-    pub text: &'a str,
+    /// The prompt: only its length and digest are recorded; `None` when
+    /// the call carried no text string (refused for its arguments).
+    pub text: Option<&'a str>,
+    /// The argument at fault, for a call refused for its arguments
+    /// (`invalid_arguments`).
+    pub argument: Option<&'a str>,
     /// Who asked for the send (never their token).
     pub caller: &'a Caller,
     /// How a human confirmed it, when one did.
     pub confirmed: Option<&'a Confirmation>,
+}
+
+/// The address of a send attempt as the audit records it.
+#[derive(Debug, Clone, Copy)]
+pub enum RecordedAddress<'a> {
+    /// One a terminal can have (bounded, printable): recorded as it is.
+    Named(&'a str),
+    /// A string no terminal can have (too long, or holding a quote, a
+    /// line break, a control or format character): only its length and
+    /// SHA-256 are recorded.
+    Unusable(&'a str),
+    /// The call named no address string.
+    Absent,
 }
 
 /// One audit line as written.
@@ -47,7 +64,11 @@ struct Line<'a> {
     audit: &'static str,
     at_ms: u128,
     core_id: Option<&'a str>,
-    address: &'a str,
+    address: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address_chars: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address_sha256: Option<String>,
     created_ms: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     landed_created_ms: Option<i64>,
@@ -55,8 +76,10 @@ struct Line<'a> {
     preflight_status: Option<TerminalStatus>,
     outcome: Outcome,
     reason: ReasonCode,
-    chars: usize,
-    sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    argument: Option<&'a str>,
+    chars: Option<usize>,
+    sha256: Option<String>,
     caller: &'a Who,
     #[serde(skip_serializing_if = "Option::is_none")]
     confirmed: Option<&'a Confirmation>,
@@ -126,6 +149,10 @@ pub enum ReasonCode {
     // sent, and isError: hc accepted the input into ANOTHER lifetime at
     // the same address (the approved one ended just before).
     AcceptedOtherLifetime,
+    // not_sent: an argument is missing, of the wrong type or malformed
+    // (an address no terminal can have, a repeated argument); the audit
+    // line names it.
+    InvalidArguments,
     // not_sent: the caller may only read (no send scope).
     InsufficientScope,
     // not_sent: the audit log cannot be written.
@@ -187,6 +214,7 @@ impl ReasonCode {
         match self {
             ReasonCode::Accepted => "accepted",
             ReasonCode::AcceptedOtherLifetime => "accepted_other_lifetime",
+            ReasonCode::InvalidArguments => "invalid_arguments",
             ReasonCode::InsufficientScope => "insufficient_scope",
             ReasonCode::AuditUnavailable => "audit_unavailable",
             ReasonCode::TextEmpty => "text_empty",
@@ -218,19 +246,27 @@ impl ReasonCode {
 
 /// The JSON of one record, with every hazardous character escaped.
 pub(super) fn line(record: &SendRecord<'_>) -> String {
+    let (address, unusable) = match record.address {
+        RecordedAddress::Named(address) => (Some(address), None),
+        RecordedAddress::Unusable(address) => (None, Some(address)),
+        RecordedAddress::Absent => (None, None),
+    };
     let line = Line {
         audit: "send_prompt",
         at_ms: now_ms(),
         core_id: record.core_id,
-        address: record.address,
+        address,
+        address_chars: unusable.map(|a| a.chars().count()),
+        address_sha256: unusable.map(sha256_hex),
         created_ms: record.created_ms,
         landed_created_ms: record.landed_created_ms,
         send_mode: record.send_mode,
         preflight_status: record.preflight_status,
         outcome: record.outcome,
         reason: record.reason,
-        chars: record.text.chars().count(),
-        sha256: sha256_hex(record.text),
+        argument: record.argument,
+        chars: record.text.map(|t| t.chars().count()),
+        sha256: record.text.map(sha256_hex),
         caller: record.caller.who(),
         confirmed: record.confirmed,
     };
@@ -253,14 +289,15 @@ mod tests {
     fn a_line_has_the_digest_never_the_text_and_no_raw_hazards() {
         let record = SendRecord {
             core_id: Some("c1"),
-            address: "t\u{202e}1",
+            address: RecordedAddress::Named("t\u{202e}1"),
             created_ms: Some(5),
             landed_created_ms: None,
             send_mode: Some(SendMode::IdleOnly),
             preflight_status: Some(TerminalStatus::Idle),
             outcome: Outcome::Sent,
             reason: ReasonCode::Accepted,
-            text: "secret prompt",
+            text: Some("secret prompt"),
+            argument: None,
             caller: &Caller::oauth(Some("user\u{1b}1"), Some("client-1"), true),
             confirmed: None,
         };

@@ -30,7 +30,7 @@ pub use raw::{RawConfig, RawHttp, RawLifetime, RawTransport};
 const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
 /// Bounds of `waitMaxMs`, the longest one wait call may wait.
 const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
-/// Bounds of `confirmTimeoutMs`: long enough for a human to read a prompt,
+/// Bounds of `confirmTimeoutMs` and `confirmCallTimeoutMs`: long enough for a human to read a prompt,
 /// short enough that an unanswered question does not hold a send forever.
 const CONFIRM_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
 
@@ -138,6 +138,7 @@ pub struct Config {
     timeout: Duration,
     wait_max: Duration,
     confirm_timeout: Duration,
+    confirm_call_timeout: Duration,
     audit_log: Option<PathBuf>,
     /// ` --config PATH` for the commands hints name, empty for the default.
     operator_flag: String,
@@ -216,9 +217,15 @@ impl Config {
         self.wait_max
     }
 
-    /// How long a confirmed send waits for the human's answer.
+    /// How long a 2026-07-28 confirmation (its sealed request state) stays
+    /// valid.
     pub fn confirm_timeout(&self) -> Duration {
         self.confirm_timeout
+    }
+
+    /// How long a question asked inside the tool call waits for the human.
+    pub fn confirm_call_timeout(&self) -> Duration {
+        self.confirm_call_timeout
     }
 
     /// Where each send attempt is also recorded, if anywhere.
@@ -324,6 +331,15 @@ impl TryFrom<RawConfig> for Config {
                 ),
             ));
         }
+        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_call_timeout_ms) {
+            return Err(invalid(
+                "confirmCallTimeoutMs",
+                format!(
+                    "must be between 1000 and 600000, got {}",
+                    raw.confirm_call_timeout_ms
+                ),
+            ));
+        }
         let send_allowlist = allowlist(raw.send_allowlist)?;
         if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
             return Err(invalid(
@@ -353,6 +369,7 @@ impl TryFrom<RawConfig> for Config {
             timeout: Duration::from_millis(raw.timeout_ms),
             wait_max: Duration::from_millis(raw.wait_max_ms),
             confirm_timeout: Duration::from_millis(raw.confirm_timeout_ms),
+            confirm_call_timeout: Duration::from_millis(raw.confirm_call_timeout_ms),
             audit_log: raw.audit_log,
             operator_flag: String::new(),
         })

@@ -20,6 +20,9 @@ use crate::json_keys::{self, Repeat, Walked};
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;
 pub(super) const DEFAULT_WAIT_MAX_MS: u64 = 600_000;
 pub(super) const DEFAULT_CONFIRM_TIMEOUT_MS: u64 = 120_000;
+/// The in-call wait for an answer: under the 60 s many hosts give one tool
+/// call, so the host does not end the call before the human can answer.
+pub(super) const DEFAULT_CONFIRM_CALL_TIMEOUT_MS: u64 = 50_000;
 
 /// One approved terminal lifetime as the file spells it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -84,13 +87,21 @@ pub struct RawConfig {
         skip_serializing_if = "is_default_wait_max"
     )]
     pub wait_max_ms: u64,
-    /// `confirmTimeoutMs`: how long a confirmed send waits for the human's
-    /// answer, in ms (default 120,000).
+    /// `confirmTimeoutMs`: how long a 2026-07-28 confirmation (its request
+    /// state) stays valid, in ms (default 120,000); it holds no call open.
     #[serde(
         default = "default_confirm_timeout_ms",
         skip_serializing_if = "is_default_confirm_timeout"
     )]
     pub confirm_timeout_ms: u64,
+    /// `confirmCallTimeoutMs`: how long a question asked inside the tool
+    /// call (`elicitation/create`, before 2026-07-28) waits for the human's
+    /// answer, in ms (default 50,000).
+    #[serde(
+        default = "default_confirm_call_timeout_ms",
+        skip_serializing_if = "is_default_confirm_call_timeout"
+    )]
+    pub confirm_call_timeout_ms: u64,
     /// `auditLog`: the file each send attempt's audit line is also appended to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
@@ -130,6 +141,14 @@ fn default_confirm_timeout_ms() -> u64 {
     DEFAULT_CONFIRM_TIMEOUT_MS
 }
 
+fn default_confirm_call_timeout_ms() -> u64 {
+    DEFAULT_CONFIRM_CALL_TIMEOUT_MS
+}
+
+fn is_default_confirm_call_timeout(ms: &u64) -> bool {
+    *ms == DEFAULT_CONFIRM_CALL_TIMEOUT_MS
+}
+
 // A config the adapter writes says only what differs from the defaults.
 fn is_default_timeout(ms: &u64) -> bool {
     *ms == DEFAULT_TIMEOUT_MS
@@ -157,6 +176,7 @@ impl RawConfig {
             timeout_ms: DEFAULT_TIMEOUT_MS,
             wait_max_ms: DEFAULT_WAIT_MAX_MS,
             confirm_timeout_ms: DEFAULT_CONFIRM_TIMEOUT_MS,
+            confirm_call_timeout_ms: DEFAULT_CONFIRM_CALL_TIMEOUT_MS,
             audit_log: None,
             http: None,
         }

@@ -11,7 +11,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::escape::printable;
 
@@ -21,6 +21,55 @@ const PREFIX: &str = "failed to deserialize parameters:";
 
 /// A tool's arguments, deserialized with the path of any wrong one.
 pub(super) struct Arguments<T>(pub T);
+
+/// A tool's arguments as the client sent them, for a tool that must answer
+/// (and record) even a call whose arguments do not read: `send_prompt`,
+/// whose every call leaves an audit line. [`parse_object`] reads them.
+pub(super) struct RawArguments(pub Map<String, Value>);
+
+impl<S> FromContextPart<ToolCallContext<'_, S>> for RawArguments {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        Ok(RawArguments(context.arguments.take().unwrap_or_default()))
+    }
+}
+
+/// Arguments that did not read as the tool's: the message rmcp would have
+/// answered, and the argument at fault.
+#[derive(Debug)]
+pub(super) struct BadArguments {
+    /// The text of the `isError` result, as [`Arguments`] words it.
+    pub message: String,
+    /// The argument at fault (`address`, `targets[1].after_seq`), as the
+    /// client named it; `arguments` when no one argument is.
+    pub argument: String,
+}
+
+/// `arguments` as `T`, or what is wrong with them (a clone is read, so
+/// the raw arguments stay for the record).
+pub(super) fn parse_object<T: DeserializeOwned>(
+    arguments: &Map<String, Value>,
+) -> Result<T, BadArguments> {
+    if let Ok(parsed) = T::deserialize(arguments) {
+        return Ok(parsed);
+    }
+    let Err(e) = serde_path_to_error::deserialize::<_, T>(Value::Object(arguments.clone())) else {
+        unreachable!("the same arguments read once already failed")
+    };
+    let path = e.path().to_string();
+    let error = e.into_inner().to_string();
+    let argument = match path.as_str() {
+        // A missing or unknown field: serde names it in backticks.
+        "." => error.split('`').nth(1).unwrap_or("arguments").to_owned(),
+        _ if error.starts_with("unknown field `") => {
+            error.split('`').nth(1).unwrap_or(&path).to_owned()
+        }
+        _ => path.clone(),
+    };
+    Err(BadArguments {
+        message: worded(&path, error),
+        argument,
+    })
+}
 
 impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Arguments<T> {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
@@ -51,17 +100,21 @@ fn parse<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let error = e.into_inner().to_string();
-        // "." is the arguments object itself (a missing field), and an
-        // unknown field's message names it already: both stay as serde
-        // words them.
-        let named = path == "." || error.contains(&format!("`{path}`"));
-        let said = match named {
-            true => error,
-            false => format!("argument `{path}`: {error}"),
-        };
-        format!("{PREFIX} {}", printable(&said))
+        worded(&path, e.into_inner().to_string())
     })
+}
+
+/// The error text of a wrong argument at `path`.
+fn worded(path: &str, error: String) -> String {
+    // "." is the arguments object itself (a missing field), and an
+    // unknown field's message names it already: both stay as serde
+    // words them.
+    let named = path == "." || error.contains(&format!("`{path}`"));
+    let said = match named {
+        true => error,
+        false => format!("argument `{path}`: {error}"),
+    };
+    format!("{PREFIX} {}", printable(&said))
 }
 
 #[cfg(test)]

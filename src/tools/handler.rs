@@ -13,8 +13,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
-use super::resources;
 use super::server::{HerdrServer, INSTRUCTIONS, PROTOCOL_VERSIONS, cache_hints, caller};
+use super::{access, resources};
 
 #[tool_handler(router = self.tool_router)]
 #[prompt_handler(router = self.prompt_router)]
@@ -45,7 +45,7 @@ impl ServerHandler for HerdrServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let may_send = caller(&context).may_send();
+        let caller = caller(&context);
         let supports_cache_hints = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
@@ -53,7 +53,7 @@ impl ServerHandler for HerdrServer {
             .tool_router
             .list_all()
             .into_iter()
-            .filter(|tool| may_send || tool.name != "send_prompt")
+            .filter(|tool| access::may_call(&caller, &tool.name))
             .collect();
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),

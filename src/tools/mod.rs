@@ -5,6 +5,7 @@
 //! Below the tools sit `app` (client and config), `config`, `hc`, `audit`
 //! and `escape`; nothing below imports from here.
 
+pub(crate) mod access;
 mod arguments;
 pub(crate) mod completion;
 pub(crate) mod cursor;

@@ -12,8 +12,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 
-use super::Tools;
-use super::arguments::Arguments;
+use super::arguments::{Arguments, RawArguments};
 use super::error::respond;
 use super::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::read_output::{self, ReadOutputArgs, ReadOutputOutput};
@@ -22,6 +21,7 @@ use super::send_prompt::confirm::Asking;
 use super::send_prompt::{self, SendPromptArgs, SendPromptOutput};
 use super::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
 use super::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput};
+use super::{Tools, access};
 use crate::caller::Caller;
 
 pub(super) const INSTRUCTIONS: &str = "Sees and prompts the existing terminals of a local herdr-core (hc). \
@@ -138,7 +138,7 @@ impl HerdrServer {
     /// may have landed: read the screen before deciding, never resend
     /// blindly. Never retried. Where list_sessions shows confirm_required,
     /// the user is asked to confirm the exact prompt in your client first
-    /// (up to 2 minutes); a declined or unanswered one is not_sent.
+    /// (up to 50 s by default); a declined or unanswered one is not_sent.
     #[tool(
         title = "Send prompt to terminal",
         input_schema = schema::input::<SendPromptArgs>(),
@@ -155,24 +155,21 @@ impl HerdrServer {
     )]
     async fn send_prompt(
         &self,
-        Arguments(args): Arguments<SendPromptArgs>,
+        RawArguments(arguments): RawArguments,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context);
-        let asking = Asking::new(
-            context.peer.clone(),
-            context.protocol_version(),
-            context.client_capabilities().as_ref(),
-            context
-                .client_info()
-                .map(|c| format!("{} {}", c.name, c.version)),
-            context.extensions.get::<http::request::Parts>().is_some(),
-            state,
-            responses,
-        );
-        Ok(send_prompt::run(Arc::clone(&self.tools), args, caller, asking, context.ct).await)
+        let asking = Asking::new(&context, state, responses);
+        Ok(send_prompt::run(
+            Arc::clone(&self.tools),
+            arguments,
+            caller,
+            asking,
+            context.ct,
+        )
+        .await)
     }
 
     /// Wait, in one bounded call, until any of 1-16 terminals reaches one of
@@ -243,6 +240,27 @@ impl HerdrServer {
         Ok(respond(
             wait_for_output::run(&self.tools, args, &context).await,
         ))
+    }
+}
+
+impl HerdrServer {
+    /// A call to `tool` that a transport refused before it reached the
+    /// tool, for `argument` (one it repeats): recorded as the send attempt
+    /// it is when `tool` is the writer.
+    pub fn record_refused_arguments(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+        argument: &str,
+        caller: &Caller,
+    ) {
+        access::record_refused(
+            self.tools.app().audit(),
+            tool,
+            Some(arguments),
+            access::Refused::Arguments { argument },
+            caller,
+        );
     }
 }
 

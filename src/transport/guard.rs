@@ -30,15 +30,50 @@ pub(super) enum Screened {
 
 /// A reply the guard writes itself.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Reply(Value);
+pub(super) struct Reply {
+    message: Value,
+    /// The tool call this reply refuses for its arguments, when it is one.
+    refused: Option<Box<RefusedCall>>,
+}
+
+/// A `tools/call` the guard answered itself, refused for an argument it
+/// repeats: the transport hands it to the surface, which records a refused
+/// send like any other send attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct RefusedCall {
+    /// The tool named.
+    pub tool: String,
+    /// The arguments, each repeated one read as its last value.
+    pub arguments: serde_json::Map<String, Value>,
+    /// The argument given twice (its path below the arguments).
+    pub argument: String,
+}
 
 impl Reply {
+    fn new(message: Value) -> Reply {
+        Reply {
+            message,
+            refused: None,
+        }
+    }
+
     fn error(id: Value, code: i64, message: impl Into<String>) -> Reply {
-        Reply(json!({
+        Reply::new(json!({
             "jsonrpc": "2.0",
             "id": id,
             "error": {"code": code, "message": message.into()},
         }))
+    }
+
+    /// Not one valid JSON-RPC message, answered under the request's `id`
+    /// (one read from the start of a message too long to read whole).
+    pub(super) fn invalid_request_for(id: Value, why: &str) -> Reply {
+        Reply::error(id, INVALID_REQUEST, format!("Invalid Request: {why}"))
+    }
+
+    /// The tool call this reply refuses, when it refuses one.
+    pub(super) fn refused_call(&self) -> Option<&RefusedCall> {
+        self.refused.as_deref()
     }
 
     /// Not JSON: `-32700`, `"id": null`.
@@ -61,12 +96,12 @@ impl Reply {
 
     /// Whether this is an error (rather than a tool result).
     pub(super) fn is_error(&self) -> bool {
-        self.0.get("error").is_some()
+        self.message.get("error").is_some()
     }
 
     /// The JSON text, without a newline.
     pub(super) fn to_json(&self) -> String {
-        self.0.to_string()
+        self.message.to_string()
     }
 }
 
@@ -138,13 +173,80 @@ fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Reply {
             "invalid arguments: the argument {shown} is given twice; give each argument once [invalid_params]"
         );
         let result = CallToolResult::error(vec![ContentBlock::text(text)]);
-        return Reply(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        let params = object.get("params");
+        let refused = RefusedCall {
+            tool: params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: params
+                .and_then(|p| p.get("arguments"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            argument: path[2..]
+                .iter()
+                .map(String::as_str)
+                .chain([key])
+                .collect::<Vec<_>>()
+                .join("."),
+        };
+        return Reply {
+            message: json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            refused: Some(Box::new(refused)),
+        };
     }
     Reply::error(
         id.clone(),
         INVALID_PARAMS,
         format!("Invalid params: {shown} is given twice"),
     )
+}
+
+/// Longest string `id` read from the start of an oversized message.
+const MAX_LEADING_ID_CHARS: usize = 256;
+
+/// The `id` of a JSON-RPC request read from the start of a message that is
+/// too long to read whole (`prefix`, cut anywhere): found when it comes
+/// before the first value that runs past the cut, as it does for clients
+/// that write `jsonrpc`, `id`, `method` first. A string or number only.
+pub(super) fn leading_id(prefix: &[u8]) -> Option<Value> {
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+
+    struct FindId<'a>(&'a mut Option<Value>);
+
+    impl<'de> Visitor<'de> for FindId<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON-RPC object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "id" {
+                    let id: Value = map.next_value()?;
+                    let usable = match &id {
+                        Value::Number(_) => true,
+                        Value::String(s) => s.chars().count() <= MAX_LEADING_ID_CHARS,
+                        _ => false,
+                    };
+                    *self.0 = usable.then_some(id);
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+
+    let mut found = None;
+    let mut reader = serde_json::Deserializer::from_slice(without_bom(prefix));
+    // The rest of the message is cut off: reading it fails once the id is
+    // found (or not), and only what was found counts.
+    let _ = serde::Deserializer::deserialize_map(&mut reader, FindId(&mut found));
+    found
 }
 
 /// An object with a string `method` and no `id` member: a notification.

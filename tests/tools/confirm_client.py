@@ -17,7 +17,9 @@ cancel, slow (accept after --slow-secs, past the server's confirmTimeoutMs), non
 
 Scenario `send` prints one JSON line:
   {"protocol": "<negotiated>", "asked": ["<message shown>", ...],
-   "result": <structuredContent>, "isError": bool, "elapsed_ms": <the call, round trips included>}
+   "result": <structuredContent>, "isError": bool, "elapsed_ms": <the call, round trips included>,
+   "progress": ["<message of each progress notification the call received>", ...]}
+The call asks for progress (a progress token) and records what arrives.
 Scenario `tamper` (current era) drives the rounds by hand and prints
   {"protocol": ..., "first": "<input_required|complete>", "forged": <structuredContent>,
    "other_text": <structuredContent>, "accepted": <structuredContent>,
@@ -65,6 +67,10 @@ def structured(result: Any) -> Any:
 
 async def main(args: argparse.Namespace) -> None:
     asked: list[str] = []
+    progress: list[str] = []
+
+    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+        progress.append(message or "")
 
     async def answer(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
@@ -95,9 +101,10 @@ async def main(args: argparse.Namespace) -> None:
             out: dict[str, Any] = {"protocol": client.protocol_version}
             if args.scenario == "send":
                 started = time.monotonic()
-                result = await client.call_tool("send_prompt", call)
+                result = await client.call_tool("send_prompt", call, progress_callback=on_progress)
                 elapsed_ms = round((time.monotonic() - started) * 1000, 1)
-                out.update(asked=asked, result=structured(result), isError=bool(result.is_error), elapsed_ms=elapsed_ms)
+                out.update(asked=asked, result=structured(result), isError=bool(result.is_error),
+                           elapsed_ms=elapsed_ms, progress=progress)
             else:
                 session = client.session
                 first = await session.call_tool("send_prompt", call, allow_input_required=True)

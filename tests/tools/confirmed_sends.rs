@@ -34,6 +34,7 @@ async fn confirming() -> (Sim, Value) {
         "coreId": sim.core_id,
         "sendAllowlist": allowlist,
         "confirmTimeoutMs": 1000,
+        "confirmCallTimeoutMs": 1000,
         "auditLog": sim.dir.path().join("audit.log"),
     });
     (sim, config)
@@ -59,8 +60,19 @@ async fn client(args: &[&str], token: bool) -> Value {
 }
 
 async fn over_stdio(config: &Path, era: &str, answer: &str, address: &str, text: &str) -> Value {
+    over_stdio_with(config, era, answer, address, text, &[]).await
+}
+
+async fn over_stdio_with(
+    config: &Path,
+    era: &str,
+    answer: &str,
+    address: &str,
+    text: &str,
+    extra: &[&str],
+) -> Value {
     let adapter = adapter_bin();
-    let args = [
+    let mut args = vec![
         "--transport",
         "stdio",
         "--adapter",
@@ -76,6 +88,7 @@ async fn over_stdio(config: &Path, era: &str, answer: &str, address: &str, text:
         "--text",
         text,
     ];
+    args.extend_from_slice(extra);
     client(&args, false).await
 }
 
@@ -119,15 +132,15 @@ async fn one_era(sim: &Sim, config: &Path, era: &str, address: &str) -> usize {
             // The target and the exact prompt, with its length.
             let message = asked[0].as_str().unwrap();
             assert!(
-                message.contains(&format!("terminal {address}?")),
+                message.contains(&format!("\naddress: \"{address}\"\n")),
                 "{message}"
             );
-            assert!(message.contains(&format!("\"{text}\"")), "{message}");
+            assert!(message.contains(&format!(": \"{text}\"\n")), "{message}");
             assert!(
                 message.contains(&format!("({} characters", text.chars().count())),
                 "{message}"
             );
-            assert!(message.contains("program: sim-agent"), "{message}");
+            assert!(message.contains("\nprogram: \"sim-agent\"\n"), "{message}");
             assert!(message.contains("send mode: idle-only"), "{message}");
             lines += per_call;
         }
@@ -280,4 +293,37 @@ async fn over_stateless_http_the_current_era_confirms_and_a_legacy_request_is_re
             "confirmation_invalid"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_question_asked_inside_the_call_keeps_the_host_informed_and_fits_its_clock() {
+    let (sim, mut config) = confirming().await;
+    // The in-call wait's default is under the 60 s many hosts give a call.
+    config
+        .as_object_mut()
+        .unwrap()
+        .remove("confirmCallTimeoutMs");
+    let path = sim.config(config);
+    let loaded = herdr_core_mcp::config::Config::load(&path).unwrap();
+    assert_eq!(
+        loaded.confirm_call_timeout(),
+        std::time::Duration::from_secs(50)
+    );
+    // The human takes 6 s: the call hears progress at least every 5 s.
+    let text = "answered after a while";
+    let out = over_stdio_with(&path, "legacy", "slow", "t1", text, &["--slow-secs", "6"]).await;
+    assert_eq!(out["result"]["outcome"], "sent", "{out}");
+    let progress = out["progress"].as_array().unwrap();
+    assert!(
+        !progress.is_empty(),
+        "no progress while the human read: {out}"
+    );
+    assert!(
+        progress[0]
+            .as_str()
+            .unwrap()
+            .contains("waiting for the human to confirm the prompt"),
+        "{out}"
+    );
+    assert_eq!(sim.writes_to("t1"), 1);
 }

@@ -7,6 +7,7 @@
 //! - `json_rpc`: what stdout carries, and answers to malformed lines.
 //! - `status_waits`, `output_waits`, `wait_lifetimes`: the bounded waits.
 //! - `send_record`: the audit file of sends.
+//! - `send_audit`: one audit line for every `send_prompt` call, counted.
 //! - `pattern_costs`: what a hostile `wait_for_output` pattern costs.
 //! - `what_users_read`: the answers and error lines, pinned.
 //!
@@ -19,6 +20,7 @@ mod multiline;
 mod output_waits;
 mod pattern_costs;
 mod prompts;
+mod send_audit;
 mod send_record;
 mod sends;
 mod status_waits;

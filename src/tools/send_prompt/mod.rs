@@ -21,13 +21,16 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputRequiredR
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::tools::arguments::address;
+use serde_json::{Map, Value};
+
+use crate::tools::access;
+use crate::tools::arguments::{address, parse_object};
 use tokio_util::sync::CancellationToken;
 
 use super::Tools;
 use super::error::structured;
 pub(crate) use crate::audit::Outcome;
-use crate::audit::{Audit, AuditWrite, SendRecord};
+use crate::audit::{Audit, AuditWrite, RecordedAddress, SendRecord};
 use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
@@ -90,13 +93,32 @@ pub(crate) struct SendPromptOutput {
     pub audit: AuditWrite,
 }
 
+/// One `send_prompt` call, from its raw arguments: every call leaves
+/// exactly one audit line, one whose arguments do not read included
+/// (`invalid_arguments`, naming the argument).
 pub(crate) async fn run(
     tools: Arc<Tools>,
-    args: SendPromptArgs,
+    arguments: Map<String, Value>,
     caller: Caller,
     asking: Asking,
     ct: CancellationToken,
 ) -> CallToolResponse {
+    let args = match parse_object::<SendPromptArgs>(&arguments) {
+        Ok(args) => args,
+        Err(bad) => {
+            access::record_refused(
+                tools.app().audit(),
+                access::WRITER_TOOL,
+                Some(&arguments),
+                access::Refused::Arguments {
+                    argument: &bad.argument,
+                },
+                &caller,
+            );
+            return CallToolResult::error(vec![ContentBlock::text(bad.message)]).into();
+        }
+    };
+    drop(arguments);
     let task = tokio::spawn(async move {
         let loaded = tools.app().loaded();
         let unfinished = Unfinished {
@@ -137,32 +159,6 @@ pub(crate) async fn run(
     }
 }
 
-/// Records a `send_prompt` call that the transport refused before it
-/// reached the tool (HTTP 403 `insufficient_scope`: the caller may only
-/// read). It was a send attempt, so it leaves its audit line like every
-/// other: `not_sent`, content-free, naming the caller.
-pub(crate) fn record_refused_for_scope(
-    tools: &Tools,
-    address: &str,
-    text: &str,
-    created_ms: Option<i64>,
-    caller: &Caller,
-) {
-    tools.app().audit().record(&SendRecord {
-        core_id: None,
-        address,
-        created_ms,
-        landed_created_ms: None,
-        send_mode: None,
-        preflight_status: None,
-        outcome: Outcome::NotSent,
-        reason: ReasonCode::InsufficientScope,
-        text,
-        caller,
-        confirmed: None,
-    });
-}
-
 /// An attempt under way: dropped without being finished (its task
 /// panicked), it writes the attempt's audit line as `unknown`.
 struct Unfinished<'a> {
@@ -175,14 +171,15 @@ impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
         self.audit.record(&SendRecord {
             core_id: None,
-            address: &self.args.address,
+            address: RecordedAddress::Named(&self.args.address),
             created_ms: self.args.created_ms,
             landed_created_ms: None,
             send_mode: None,
             preflight_status: None,
             outcome: Outcome::Unknown,
             reason: ReasonCode::InternalError,
-            text: &self.args.text,
+            text: Some(&self.args.text),
+            argument: None,
             caller: self.caller,
             confirmed: None,
         });
@@ -252,7 +249,7 @@ impl SendPromptOutput {
     fn record<'a>(&'a self, text: &'a str, caller: &'a Caller) -> SendRecord<'a> {
         SendRecord {
             core_id: self.core_id.as_deref(),
-            address: &self.address,
+            address: RecordedAddress::Named(&self.address),
             created_ms: self.created_ms,
             landed_created_ms: self
                 .landed_created_ms
@@ -261,7 +258,8 @@ impl SendPromptOutput {
             preflight_status: self.preflight_status,
             outcome: self.outcome,
             reason: self.reason_code,
-            text,
+            text: Some(text),
+            argument: None,
             caller,
             confirmed: self.confirmed.as_ref(),
         }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::SendPromptArgs;
-use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question};
+use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question, Timeouts};
 use super::preflight::{Preflight, preflight};
 use super::verdict::{Refusal, Verdict, classify};
 use crate::app::Loaded;
@@ -82,6 +82,10 @@ pub(super) async fn attempt(
         return Attempt::refused(None, Refusal::AuditUnavailable);
     }
     let timeout = config.confirm_timeout();
+    let timeouts = Timeouts {
+        state: timeout,
+        call: config.confirm_call_timeout(),
+    };
     let mut confirmed: Option<Confirmed> = None;
     if asking.is_retry() {
         match tools
@@ -141,7 +145,7 @@ pub(super) async fn attempt(
                     };
                     let asked = tools
                         .confirmations()
-                        .ask(asking, &question, timeout, ct)
+                        .ask(asking, &question, timeouts, ct)
                         .await;
                     match asked {
                         Ok(Asked::Confirmed(answer)) => {

@@ -139,14 +139,13 @@ async fn send_prompt_from_a_reader_is_not_sent_with_one_audit_line() {
     for (who, caller) in readers() {
         let core = Core::bind();
         let (tools, audit) = tools_at(&core);
-        let args = SendPromptArgs {
-            created_ms: Some(100),
-            ..args("t1", "a private prompt")
-        };
+        let args = serde_json::json!({
+            "address": "t1", "text": "a private prompt", "created_ms": 100,
+        });
         let expected_caller = serde_json::to_value(caller.who()).unwrap();
         let response = super::super::run(
             tools,
-            args,
+            args.as_object().unwrap().clone(),
             caller,
             Asking::nobody(),
             CancellationToken::new(),

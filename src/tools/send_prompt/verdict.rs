@@ -133,6 +133,8 @@ pub(crate) enum Refusal {
     /// No answer in time.
     ConfirmationTimeout {
         timeout: Duration,
+        /// The config key that sets `timeout`.
+        key: &'static str,
     },
     /// This client cannot ask a human.
     ConfirmationUnavailable {
@@ -287,9 +289,9 @@ impl fmt::Display for Refusal {
             Refusal::ConfirmationCancelled => {
                 write!(f, "the human dismissed the confirmation; nothing was sent")
             }
-            Refusal::ConfirmationTimeout { timeout } => write!(
+            Refusal::ConfirmationTimeout { timeout, key } => write!(
                 f,
-                "nobody confirmed this prompt within {} s (confirmTimeoutMs); nothing was sent",
+                "nobody confirmed this prompt within {} s ({key}); nothing was sent",
                 timeout.as_secs()
             ),
             Refusal::ConfirmationUnavailable { why } => write!(

@@ -31,8 +31,8 @@ use super::challenges::Challenges;
 use super::gate::Denial;
 use crate::caller::Caller;
 use crate::escape::printable;
-use crate::hc::wire::check_address;
-use crate::tools::{PROTOCOL_VERSIONS, Tools, send_prompt};
+use crate::tools::access::{self, Refused};
+use crate::tools::{PROTOCOL_VERSIONS, Tools};
 use crate::transport::guard::{self, Reply, Screened};
 
 /// The header naming the revision a request speaks.
@@ -121,6 +121,19 @@ async fn with_null_id(response: Response) -> Response {
 /// answers (405, 404, 415).
 fn precheck(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
     if let Err(answer) = guard::precheck(body) {
+        if let Some(call) = answer.refused_call() {
+            let unproven = Caller::unproven();
+            let caller = parts.extensions.get::<Caller>().unwrap_or(&unproven);
+            access::record_refused(
+                tools.app().audit(),
+                &call.tool,
+                Some(&call.arguments),
+                Refused::Arguments {
+                    argument: &call.argument,
+                },
+                caller,
+            );
+        }
         return Some(answered(answer));
     }
     if let Some(refused) = send_without_scope(tools, parts, body) {
@@ -129,7 +142,7 @@ fn precheck(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
     unoffered_revision(&parts.headers, body).map(answered)
 }
 
-/// A `send_prompt` call from a caller that may only read: answered 403
+/// A call to the writer tool from a caller that may only read: answered 403
 /// `insufficient_scope` (the step-up challenge) before it reaches a tool,
 /// and audited as the send attempt it is. The tool refuses such a caller
 /// too, should one ever get that far.
@@ -152,28 +165,13 @@ fn send_without_scope(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Respo
     }
     let call = serde_json::from_slice::<Call<'_>>(body).ok()?;
     let params = call.params?;
-    let sends = call.method.as_deref() == Some("tools/call")
-        && params.name.as_deref() == Some("send_prompt");
-    if !sends {
+    let name = params.name.as_deref()?;
+    if call.method.as_deref() != Some("tools/call") || !access::refused_for_scope(caller, name) {
         return None;
     }
     let challenges = parts.extensions.get::<Arc<Challenges>>()?;
-    let arguments = params.arguments.unwrap_or(Value::Null);
-    let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
-    // The address as the client wrote it only when it is one a terminal
-    // can have (bounded, printable); else only its length.
-    let address = text("address");
-    let (address, created_ms) = match check_address(address) {
-        Ok(()) => (
-            address.to_owned(),
-            arguments.get("created_ms").and_then(Value::as_i64),
-        ),
-        Err(_) => (
-            format!("(invalid, {} chars)", address.chars().count()),
-            None,
-        ),
-    };
-    send_prompt::record_refused_for_scope(tools, &address, text("text"), created_ms, caller);
+    let arguments = params.arguments.as_ref().and_then(Value::as_object);
+    access::record_refused(tools.app().audit(), name, arguments, Refused::Scope, caller);
     Some(challenges.insufficient_send())
 }
 

@@ -17,6 +17,8 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use crate::caller::Caller;
+use crate::tools::HerdrServer;
 use crate::transport::guard::{self, Reply, Screened};
 use crate::transport::http::MAX_BODY_BYTES;
 
@@ -36,6 +38,8 @@ pub(super) struct Lines {
     /// Whether a request has reached rmcp: before the first one, rmcp ends
     /// the session on any notification or response, so those are dropped.
     started: bool,
+    /// The surface served, told of tool calls the guard refused.
+    server: HerdrServer,
 }
 
 /// The output and the buffer each frame is written into, kept from frame to
@@ -50,12 +54,13 @@ const KEEP_FRAME_CAPACITY_BYTES: usize = 256 * 1024;
 
 enum Line {
     Full,
-    Oversized,
+    /// Over the cap: answered under the id read from its start, if any.
+    Oversized(Option<serde_json::Value>),
     Eof,
 }
 
 impl Lines {
-    pub(super) fn new(reader: Reader, writer: Writer) -> Lines {
+    pub(super) fn new(reader: Reader, writer: Writer, server: HerdrServer) -> Lines {
         Lines {
             read: BufReader::new(reader),
             line: Vec::new(),
@@ -65,6 +70,7 @@ impl Lines {
                 frame: Vec::new(),
             })),
             started: false,
+            server,
         }
     }
 
@@ -99,9 +105,13 @@ impl Lines {
             if self.discarding {
                 self.discarding = newline.is_none();
             } else if self.line.len() + take > MAX_LINE_BYTES + 1 {
+                // The start, up to the cap, is read for the request's id.
+                let room = MAX_LINE_BYTES - self.line.len().min(MAX_LINE_BYTES);
+                self.line.extend_from_slice(&available[..room.min(take)]);
+                let id = guard::leading_id(&self.line);
                 self.line.clear();
                 self.discarding = newline.is_none();
-                done = Some(Line::Oversized);
+                done = Some(Line::Oversized(id));
             } else {
                 self.line.extend_from_slice(&available[..take]);
                 done = newline.map(|_| Line::Full);
@@ -169,17 +179,30 @@ impl Transport<RoleServer> for Lines {
         loop {
             match self.read_line().await {
                 Ok(Line::Full) => {}
-                Ok(Line::Oversized) => {
-                    self.answer(&Reply::invalid_request(&format!(
-                        "the message is over {MAX_LINE_BYTES} bytes: send fewer characters"
-                    )));
+                Ok(Line::Oversized(id)) => {
+                    self.answer(&Reply::invalid_request_for(
+                        id.unwrap_or_default(),
+                        &format!(
+                            "the message is over {MAX_LINE_BYTES} bytes: send fewer characters"
+                        ),
+                    ));
                     continue;
                 }
                 Ok(Line::Eof) | Err(_) => return None,
             }
             match self.judge() {
                 None | Some(Screened::Ignore) => {}
-                Some(Screened::Reply(answer)) => self.answer(&answer),
+                Some(Screened::Reply(answer)) => {
+                    if let Some(call) = answer.refused_call() {
+                        self.server.record_refused_arguments(
+                            &call.tool,
+                            &call.arguments,
+                            &call.argument,
+                            &Caller::stdio(),
+                        );
+                    }
+                    self.answer(&answer);
+                }
                 Some(Screened::Message(message)) => {
                     self.started |= matches!(*message, ClientJsonRpcMessage::Request(_));
                     if self.started {

@@ -58,7 +58,7 @@ pub async fn serve(
     tracing::info!("serving MCP over stdio");
     tokio::pin!(shutdown);
     let running = tokio::select! {
-        running = server.serve(lines::Lines::new(pipes.reader, pipes.writer)) => running,
+        running = server.clone().serve(lines::Lines::new(pipes.reader, pipes.writer, server)) => running,
         () = &mut shutdown => return Ok(()),
     };
     let running = match running {

@@ -6,27 +6,40 @@ use super::super::SendPromptArgs;
 use super::super::preflight::Preflight;
 use super::super::verdict::Refusal;
 use crate::config::SendMode;
-use crate::escape::printable;
+use crate::escape;
 
 /// The question, shown to the human: the target and the exact prompt,
-/// escaped, with its length.
+/// with its length. Every value is shown as an escaped JSON string (or
+/// `null`): the title, cwd and program are set by whatever runs in the
+/// terminal, and a value can then hold no line break and no unescaped
+/// quote, so it stays on its own line and cannot imitate the question's
+/// other lines.
 pub(super) fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMode) -> String {
-    let shown = |v: &Option<String>| printable(v.as_deref().unwrap_or("-")).into_owned();
+    let shown = |v: Option<&str>| match v {
+        Some(v) => quoted(v),
+        None => "null".to_owned(),
+    };
     format!(
-        "Send this prompt to terminal {address}?\n\
-         program: {program}\ntitle: {title}\ncwd: {cwd}\nsend mode: {mode}\n\
-         prompt ({chars} characters, as a JSON string): {text}\n\
-         Confirm only if you want exactly this typed into that terminal and submitted.",
-        address = printable(&args.address),
-        program = shown(&preflight.program),
-        title = shown(&preflight.title),
-        cwd = shown(&preflight.cwd),
+        "Send this prompt to a terminal?\n\
+         address: {address}\nprogram: {program}\ntitle: {title}\ncwd: {cwd}\n\
+         send mode: {mode}\n\
+         prompt ({chars} characters): {text}\n\
+         Each value above is a JSON string, as the terminal's programs set it.\n\
+         Confirm only if you want exactly this prompt typed into that terminal and submitted.",
+        address = quoted(&args.address),
+        program = shown(preflight.program.as_deref()),
+        title = shown(preflight.title.as_deref()),
+        cwd = shown(preflight.cwd.as_deref()),
         mode = mode.as_str(),
         chars = args.text.chars().count(),
-        // Quotes and line breaks escaped too, so the prompt cannot pass
-        // for more of the question.
-        text = printable(&serde_json::to_string(&args.text).expect("a string encodes")),
+        text = quoted(&args.text),
     )
+}
+
+/// `value` as a JSON string, every hazardous character escaped as JSON
+/// escapes it (`\u2028`, `\u001b`): it reads back as the value itself.
+fn quoted(value: &str) -> String {
+    escape::json(&serde_json::to_string(value).expect("a string encodes")).into_owned()
 }
 
 pub(super) fn request(message: String) -> ElicitRequestParams {
@@ -66,5 +79,71 @@ pub(super) fn judge(
         ElicitationAction::Cancel => Err(Refusal::ConfirmationCancelled),
         // A newer action this server does not know: nothing confirmed.
         _ => Err(Refusal::ConfirmationDeclined),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hc::CoreId;
+    use crate::hc::wire::TerminalStatus;
+
+    fn preflight(title: &str) -> Preflight {
+        Preflight {
+            core_id: CoreId::try_from("c1".to_owned()).unwrap(),
+            created_ms: 5,
+            status: TerminalStatus::Idle,
+            finished: false,
+            program: Some("agent\r\nsend mode: normal".into()),
+            title: Some(title.into()),
+            cwd: None,
+        }
+    }
+
+    #[test]
+    fn a_title_cannot_write_lines_of_the_question() {
+        let args = SendPromptArgs {
+            address: "t1".into(),
+            text: "rm -rf build".into(),
+            created_ms: None,
+        };
+        let forged = "ok\nsend mode: normal\nprompt (2 characters): \"ls\"\u{2028}\u{1b}[2K\"";
+        let question = message(&args, &preflight(forged), SendMode::IdleOnly);
+        let lines: Vec<&str> = question.lines().collect();
+        let labels: Vec<&str> = lines
+            .iter()
+            .map(|l| l.split(':').next().unwrap_or(""))
+            .collect();
+        assert_eq!(lines.len(), 9, "{question}");
+        assert_eq!(
+            labels[1..7],
+            [
+                "address",
+                "program",
+                "title",
+                "cwd",
+                "send mode",
+                "prompt (12 characters)"
+            ],
+            "{question}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("send mode:")).count(),
+            1,
+            "{question}"
+        );
+        // Each value reads back, whole, as the JSON string it is shown as.
+        let value = |line: &str| -> String {
+            serde_json::from_str(line.split_once(": ").unwrap().1).unwrap()
+        };
+        assert_eq!(value(lines[3]), forged);
+        assert_eq!(value(lines[2]), "agent\r\nsend mode: normal");
+        assert_eq!(lines[4], "cwd: null");
+        assert_eq!(value(lines[6]), "rm -rf build");
+        assert!(
+            !question
+                .chars()
+                .any(|c| crate::escape::is_hazard(c) && c != '\n')
+        );
     }
 }

@@ -21,10 +21,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitationAction, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError, SealOptions,
+    ElicitRequest, ElicitationAction, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProgressNotificationParam, ProgressToken, RequestStateCodec, RequestStateError,
+    SealOptions,
 };
-use rmcp::service::{Peer, ServiceError};
+use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{RoleServer, model::ProtocolVersion};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -47,6 +48,9 @@ use form::{judge, message, request};
 /// Request states not yet redeemed that are remembered at most; beyond it a
 /// new question is refused rather than a redeemed one forgotten.
 const MAX_OUTSTANDING: usize = 4096;
+/// Of those, what one caller (a token, an OAuth subject) may hold: a client
+/// asking question after question fills its own share, not everyone's.
+const MAX_OUTSTANDING_PER_CALLER: usize = 64;
 
 /// What the human confirmed: one lifetime on one core.
 #[derive(Debug, Clone)]
@@ -56,11 +60,29 @@ pub(super) struct Confirmed {
     pub confirmation: Confirmation,
 }
 
+/// A progress notification goes out at least this often while a human
+/// reads a question asked inside the call (when the request asked for
+/// progress): hosts that reset their call timeout on progress keep the
+/// call open.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// How long a question may wait for its answer.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timeouts {
+    /// A 2026-07-28 request state's lifetime (`confirmTimeoutMs`): it
+    /// holds no call open.
+    pub state: Duration,
+    /// A question asked inside the call (`confirmCallTimeoutMs`).
+    pub call: Duration,
+}
+
 /// Who can be asked in this request, and how.
 pub(crate) struct Asking {
     channel: Channel,
     /// The client's name and version, escaped.
     client: Option<String>,
+    /// The request's progress token, when it asked for progress.
+    progress: Option<ProgressToken>,
 }
 
 enum Channel {
@@ -81,17 +103,23 @@ struct Retry {
 }
 
 impl Asking {
-    /// The asking channel of one `tools/call`.
+    /// The asking channel of one `tools/call`, from its request context
+    /// and the state and answers a 2026-07-28 retry echoed back.
     pub(crate) fn new(
-        peer: Peer<RoleServer>,
-        version: Option<ProtocolVersion>,
-        capabilities: Option<&ClientCapabilities>,
-        client: Option<String>,
-        over_http: bool,
+        context: &RequestContext<RoleServer>,
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Asking {
+        let peer = context.peer.clone();
+        let version = context.protocol_version();
+        let capabilities = context.client_capabilities();
+        let client = context
+            .client_info()
+            .map(|c| format!("{} {}", c.name, c.version));
+        let over_http = context.extensions.get::<http::request::Parts>().is_some();
+        let progress = context.meta.get_progress_token();
         let form = capabilities
+            .as_ref()
             .and_then(|c| c.elicitation.as_ref())
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let channel = if version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28) {
@@ -106,6 +134,7 @@ impl Asking {
         Asking {
             channel,
             client: client.map(|c| printable(&c).into_owned()),
+            progress,
         }
     }
 
@@ -115,6 +144,7 @@ impl Asking {
         Asking {
             channel: Channel::Nobody,
             client: None,
+            progress: None,
         }
     }
 
@@ -145,8 +175,9 @@ pub(super) enum Asked {
 /// The process's sealing key and the request states already redeemed.
 pub(crate) struct Confirmations {
     codec: RequestStateCodec,
-    /// Nonces handed out and not yet redeemed, with their expiry.
-    outstanding: Mutex<HashMap<String, Instant>>,
+    /// Nonces handed out and not yet redeemed, with their expiry and whose
+    /// share they count against.
+    outstanding: Mutex<HashMap<String, Outstanding>>,
 }
 
 impl Default for Confirmations {
@@ -158,6 +189,12 @@ impl Default for Confirmations {
             outstanding: Mutex::new(HashMap::new()),
         }
     }
+}
+
+/// A question handed out and not yet answered.
+struct Outstanding {
+    expiry: Instant,
+    share: String,
 }
 
 /// What a request state holds (signed, not secret).
@@ -185,7 +222,7 @@ impl Confirmations {
         &self,
         asking: &Asking,
         question: &Question<'_>,
-        timeout: Duration,
+        timeouts: Timeouts,
         ct: &CancellationToken,
     ) -> Result<Asked, Refusal> {
         let Question {
@@ -204,17 +241,22 @@ impl Confirmations {
         };
         match &asking.channel {
             Channel::Session { peer, form: true } => {
+                let timeout = timeouts.call;
                 let asked =
                     peer.create_elicitation_with_timeout(request(message(args, preflight, mode)), Some(timeout));
                 let answer = tokio::select! {
                     biased;
                     () = ct.cancelled() => return Err(Refusal::Cancelled),
+                    () = keep_informed(peer, asking.progress.as_ref(), timeout) => unreachable!("informs until dropped"),
                     answer = asked => answer,
                 };
                 match answer {
                     Ok(answer) => judge(answer.action, answer.content.as_ref())
                         .map(|()| Asked::Confirmed(confirmed(ConfirmVia::Elicitation))),
-                    Err(ServiceError::Timeout { .. }) => Err(Refusal::ConfirmationTimeout { timeout }),
+                    Err(ServiceError::Timeout { .. }) => Err(Refusal::ConfirmationTimeout {
+                        timeout,
+                        key: "confirmCallTimeoutMs",
+                    }),
                     Err(e) => Err(Refusal::ConfirmationUnavailable {
                         why: format!("the client did not answer the question: {e}"),
                     }),
@@ -224,7 +266,7 @@ impl Confirmations {
                 form: true,
                 retry: None,
             } => self
-                .question(args, caller, preflight, mode, timeout)
+                .question(args, caller, preflight, mode, timeouts.state)
                 .map(|q| Asked::Pending(Box::new(q))),
             Channel::InputRequired { retry: Some(_), .. } => {
                 unreachable!("a retry is answered before the preflight")
@@ -239,7 +281,33 @@ impl Confirmations {
             }),
         }
     }
+}
 
+/// Progress notifications every [`PROGRESS_EVERY`] while the human reads,
+/// when the request asked for them; never ends (dropped with the question).
+async fn keep_informed(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, timeout: Duration) {
+    let Some(token) = token else {
+        return std::future::pending().await;
+    };
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        ticks.tick().await;
+        let waited = started.elapsed();
+        let param = ProgressNotificationParam::new(token.clone(), waited.as_millis() as f64)
+            .with_total(timeout.as_millis() as f64)
+            .with_message(format!(
+                "waiting for the human to confirm the prompt ({} of {} s)",
+                waited.as_secs(),
+                timeout.as_secs()
+            ));
+        if let Err(e) = peer.notify_progress(param).await {
+            tracing::debug!("progress notification not delivered: {e}");
+        }
+    }
+}
+
+impl Confirmations {
     /// The input-required result of a first 2026-07-28 call.
     fn question(
         &self,
@@ -253,15 +321,32 @@ impl Confirmations {
         getrandom::fill(&mut nonce).expect("the system's random source is readable");
         let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
         {
+            let share = caller.share();
             let mut outstanding = self.outstanding.lock().expect("not poisoned");
             let now = Instant::now();
-            outstanding.retain(|_, expiry| *expiry > now);
-            if outstanding.len() >= MAX_OUTSTANDING {
+            outstanding.retain(|_, asked| asked.expiry > now);
+            let mine = outstanding.values().filter(|q| q.share == share).count();
+            if mine >= MAX_OUTSTANDING_PER_CALLER {
                 return Err(Refusal::ConfirmationUnavailable {
-                    why: format!("{MAX_OUTSTANDING} questions are already waiting for an answer"),
+                    why: format!(
+                        "the share of {share} is full: {MAX_OUTSTANDING_PER_CALLER} of its questions are already waiting for an answer; answer them, or wait until they expire (confirmTimeoutMs)"
+                    ),
                 });
             }
-            outstanding.insert(nonce.clone(), now + timeout);
+            if outstanding.len() >= MAX_OUTSTANDING {
+                return Err(Refusal::ConfirmationUnavailable {
+                    why: format!(
+                        "{MAX_OUTSTANDING} questions of all callers are already waiting for an answer"
+                    ),
+                });
+            }
+            outstanding.insert(
+                nonce.clone(),
+                Outstanding {
+                    expiry: now + timeout,
+                    share,
+                },
+            );
         }
         let sealed = Sealed {
             nonce,
@@ -308,7 +393,10 @@ impl Confirmations {
             .codec
             .open_with(state, &binding(args, caller))
             .map_err(|e| match e {
-                RequestStateError::Expired => Refusal::ConfirmationTimeout { timeout },
+                RequestStateError::Expired => Refusal::ConfirmationTimeout {
+                    timeout,
+                    key: "confirmTimeoutMs",
+                },
                 _ => invalid("its requestState is not one this process sealed for this caller, address, created_ms and text"),
             })?;
         let sealed: Sealed = serde_json::from_slice(&payload)
@@ -343,5 +431,83 @@ impl Confirmations {
                 client: asking.client.clone(),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hc::wire::TerminalStatus;
+
+    fn ask(confirmations: &Confirmations, caller: &Caller, n: usize) -> Result<(), Refusal> {
+        let args = SendPromptArgs {
+            address: "t1".into(),
+            text: format!("prompt {n}"),
+            created_ms: None,
+        };
+        let preflight = Preflight {
+            core_id: CoreId::try_from("c1".to_owned()).unwrap(),
+            created_ms: 5,
+            status: TerminalStatus::Idle,
+            finished: false,
+            program: None,
+            title: None,
+            cwd: None,
+        };
+        confirmations
+            .question(
+                &args,
+                caller,
+                &preflight,
+                SendMode::IdleOnly,
+                Duration::from_secs(60),
+            )
+            .map(|_| ())
+    }
+
+    #[test]
+    fn one_caller_fills_its_own_share_of_questions_not_everyones() {
+        let confirmations = Confirmations::default();
+        let greedy = Caller::oauth(Some("greedy"), Some("bot"), true);
+        for n in 0..MAX_OUTSTANDING_PER_CALLER {
+            ask(&confirmations, &greedy, n).expect("within the share");
+        }
+        let Err(Refusal::ConfirmationUnavailable { why }) =
+            ask(&confirmations, &greedy, MAX_OUTSTANDING_PER_CALLER)
+        else {
+            panic!("the share is full")
+        };
+        assert!(
+            why.contains("the share of OAuth subject greedy is full"),
+            "{why}"
+        );
+        // Another subject, and the token, are still asked.
+        ask(
+            &confirmations,
+            &Caller::oauth(Some("ana"), Some("bot"), true),
+            0,
+        )
+        .unwrap();
+        ask(&confirmations, &Caller::token(), 0).unwrap();
+    }
+
+    #[test]
+    fn the_process_wide_bound_holds_beside_the_shares() {
+        let confirmations = Confirmations::default();
+        let mut asked = 0;
+        for subject in 0.. {
+            let caller = Caller::oauth(Some(&format!("s{subject}")), None, true);
+            for n in 0..MAX_OUTSTANDING_PER_CALLER {
+                match ask(&confirmations, &caller, n) {
+                    Ok(()) => asked += 1,
+                    Err(Refusal::ConfirmationUnavailable { why }) => {
+                        assert_eq!(asked, MAX_OUTSTANDING);
+                        assert!(why.contains("of all callers"), "{why}");
+                        return;
+                    }
+                    Err(other) => panic!("{other}"),
+                }
+            }
+        }
     }
 }
