@@ -6,7 +6,11 @@
 
 // The crate's fence lints are for the library's API; a test or example
 // binary has none.
-#![allow(unreachable_pub, missing_docs)]
+#![allow(
+    unreachable_pub,
+    missing_docs,
+    reason = "an example binary has no API to fence"
+)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

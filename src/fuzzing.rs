@@ -22,8 +22,8 @@ use crate::hc::framing::{RpcReply, parse_reply, rpc_error, typed_result};
 use crate::hc::wire::{
     self, GetParams, Hello, ListResult, Method, ReadResult, SendResult, TerminalRecord,
 };
-use crate::tools::cursor::{CursorError, CursorKey, Position};
-use crate::tools::text::{forbidden_control, tail_chars};
+use crate::mcp::text::{forbidden_control, tail_chars};
+use crate::mcp::tools::cursor::{CursorError, CursorKey, Position};
 
 /// One reply line as [`Connection`] reads it: byte 0 picks the request id
 /// the reply must match, the rest is the line. Whatever `parse_reply`
@@ -188,7 +188,10 @@ impl FakeHc {
             // SAFETY: registers a plain function with no arguments; it only
             // reads a static that is set by then. The crate's one `unsafe`
             // (std has no exit hook; the fuzz targets are never the product).
-            #[allow(unsafe_code)]
+            #[expect(
+                unsafe_code,
+                reason = "std has no exit hook; registers a plain function"
+            )]
             unsafe {
                 libc::atexit(remove_fake_socket)
             };
@@ -347,11 +350,11 @@ pub fn tool_args(data: &[u8]) {
         }
     }
 
-    let _ = serde_json::from_slice::<crate::tools::send_prompt::SendPromptArgs>(rest);
-    let _ = serde_json::from_slice::<crate::tools::read_output::ReadOutputArgs>(rest);
-    let _ = serde_json::from_slice::<crate::tools::list_sessions::ListSessionsArgs>(rest);
-    let _ = serde_json::from_slice::<crate::tools::wait_for_status::WaitForStatusArgs>(rest);
-    let _ = serde_json::from_slice::<crate::tools::wait_for_output::WaitForOutputArgs>(rest);
+    let _ = serde_json::from_slice::<crate::mcp::tools::send_prompt::SendPromptArgs>(rest);
+    let _ = serde_json::from_slice::<crate::mcp::tools::read_output::ReadOutputArgs>(rest);
+    let _ = serde_json::from_slice::<crate::mcp::tools::list_sessions::ListSessionsArgs>(rest);
+    let _ = serde_json::from_slice::<crate::mcp::tools::wait_for_status::WaitForStatusArgs>(rest);
+    let _ = serde_json::from_slice::<crate::mcp::tools::wait_for_output::WaitForOutputArgs>(rest);
 }
 
 fn cursor_key() -> &'static CursorKey {

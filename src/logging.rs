@@ -68,7 +68,7 @@ fn cap() -> Targets {
 /// Longest field value a log line shows (a client's method name, path or
 /// Host, an address, another crate's error): past it the value is cut and
 /// its length given, so no client can make a line as long as its request.
-pub const MAX_FIELD_CHARS: usize = 256;
+pub(crate) const MAX_FIELD_CHARS: usize = 256;
 /// Longest message: this crate's own sentences, with what they quote.
 const MAX_MESSAGE_CHARS: usize = 1024;
 
@@ -129,7 +129,7 @@ impl Visit for Bounded<'_, '_> {
 }
 
 /// Lines waiting for stderr at most; past it they are dropped and counted.
-pub const QUEUED_LINES: usize = 1_024;
+pub(crate) const QUEUED_LINES: usize = 1_024;
 
 enum Message {
     Line(Vec<u8>),
@@ -188,10 +188,10 @@ fn drain(receiver: &Receiver<Message>) {
 
 /// A writer to stderr that never blocks: each `write` is one queued line
 /// (tracing writes each event, and the audit each record, in one call).
-pub struct Stderr;
+pub(crate) struct Stderr;
 
 /// The non-blocking stderr writer (a tracing `MakeWriter`).
-pub fn stderr() -> Stderr {
+pub(crate) fn stderr() -> Stderr {
     Stderr
 }
 

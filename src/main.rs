@@ -12,11 +12,11 @@ use std::process::ExitCode;
 
 use clap::FromArgMatches;
 use clap::error::ErrorKind;
-use herdr_core_mcp::cli::{self, Cli};
-use herdr_core_mcp::escape::printable;
+use herdr_core_mcp::printable;
+use herdr_core_mcp::{Cli, cli_definition, meant_command, run_command};
 
 fn main() -> ExitCode {
-    let parsed = cli::command()
+    let parsed = cli_definition()
         .try_get_matches()
         .and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
             let hint = if serving && e.kind() == ErrorKind::UnknownArgument {
                 "; serve takes only --config: the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port".to_owned()
             } else if let Some(meant) =
-                cli::meant(&first).filter(|_| e.kind() == ErrorKind::InvalidSubcommand)
+                meant_command(&first).filter(|_| e.kind() == ErrorKind::InvalidSubcommand)
             {
                 format!("; the command for that is `herdr-core-mcp {meant}`")
             } else {
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
             return fail(&format!("{said}{hint}; see herdr-core-mcp --help"), 2);
         }
     };
-    herdr_core_mcp::logging::init();
+    herdr_core_mcp::init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(worker_threads())
         .enable_all()
@@ -56,10 +56,10 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}"), 1),
     };
-    let result = runtime.block_on(cli::run(cli.command));
+    let result = runtime.block_on(run_command(cli.command));
     // Leave no task running past main (e.g. a blocked stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    herdr_core_mcp::logging::flush(std::time::Duration::from_millis(500));
+    herdr_core_mcp::flush_logs(std::time::Duration::from_millis(500));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error.to_string(), error.exit_code()),

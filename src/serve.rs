@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::config::Config;
 use crate::escape::printable;
 use crate::hc::CoreId;
-use crate::tools::{HerdrServer, Tools};
+use crate::mcp::{HerdrServer, Tools, WatchPace};
 use crate::transport::{self, Endpoint};
 
 /// Why serving stopped with an error.
@@ -25,16 +25,18 @@ pub enum ServeError {
 }
 
 /// Serves MCP for `app` on `endpoint` until the session ends (stdio) or
-/// `shutdown` resolves.
+/// `shutdown` resolves; the subscriptions' watcher keeps `pace`
+/// (`WatchPace::default()` for `serve`).
 pub async fn run(
     app: Arc<App>,
+    pace: WatchPace,
     endpoint: Endpoint,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     log_start(app.loaded().config());
     // hc may start later: the probe only says what it finds.
     let probe = tokio::spawn(probe(Arc::clone(&app)));
-    let tools = Arc::new(Tools::new(Arc::clone(&app)));
+    let tools = Arc::new(Tools::new(Arc::clone(&app), pace));
     let result = match endpoint {
         Endpoint::Stdio(pipes) => transport::stdio::serve(HerdrServer::new(tools), pipes, shutdown)
             .await
@@ -94,7 +96,7 @@ async fn probe(app: Arc<App>) {
 }
 
 /// Reloads the config on every SIGHUP of `hangups`, until the task is dropped.
-pub async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: &Path) {
+pub(crate) async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: &Path) {
     while hangups.recv().await.is_some() {
         reload(&app, path);
     }
@@ -103,7 +105,7 @@ pub async fn reload_on_hangup(mut hangups: Signal, app: Arc<App>, path: &Path) {
 /// A valid file takes effect for calls that start after this; an invalid
 /// one stops sends (reads go on) until a valid one is loaded. The socket,
 /// transport and timeout stay as started: changing them needs a restart.
-pub fn reload(app: &App, path: &Path) {
+pub(crate) fn reload(app: &App, path: &Path) {
     let new = match Config::load(path) {
         Ok(new) => new,
         Err(e) => {
@@ -151,13 +153,13 @@ fn log_start(config: &Config) {
 
 /// Installs the handler for signal `kind` now, so an early signal is
 /// handled, never the default (which would kill the process).
-pub fn watch(kind: SignalKind) -> std::io::Result<Signal> {
+pub(crate) fn watch(kind: SignalKind) -> std::io::Result<Signal> {
     signal(kind)
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future resolves on
 /// either.
-pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
     let mut term = watch(SignalKind::terminate())?;
     let mut int = watch(SignalKind::interrupt())?;
     Ok(async move {

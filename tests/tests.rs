@@ -7,13 +7,17 @@
 
 // The crate's fence lints are for the library's API; a test or example
 // binary has none.
-#![allow(unreachable_pub, missing_docs)]
+#![allow(
+    unreachable_pub,
+    missing_docs,
+    reason = "a test binary has no API to fence"
+)]
 
 mod support;
 
 mod core;
 mod http;
+mod mcp;
 mod oauth;
 mod ops;
 mod process;
-mod tools;

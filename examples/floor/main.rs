@@ -12,7 +12,11 @@
 //! (`LISTEN_FDS`), like the adapter in the bench.
 
 // An example binary has no API to fence.
-#![allow(unreachable_pub, missing_docs)]
+#![allow(
+    unreachable_pub,
+    missing_docs,
+    reason = "a bench binary has no API to fence"
+)]
 
 mod hc;
 
@@ -51,7 +55,7 @@ struct ReadArgs {
     /// Terminal address.
     address: String,
     /// Accepted for the bench's arguments, not applied.
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "accepted, not applied")]
     max_chars: Option<u32>,
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use herdr_core_mcp::hc::HcClient;
+use herdr_core_mcp::HcClient;
 use serde_json::json;
 
 use crate::caps;

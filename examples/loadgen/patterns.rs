@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use herdr_core_mcp::tools::wait_for_output::{LineMatcher, POLL_BUDGET, compile};
+use herdr_core_mcp::{LineMatcher, POLL_BUDGET, compile_pattern as compile};
 use serde_json::json;
 
 use crate::http::HttpClient;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use herdr_core_mcp::hc::HcClient;
+use herdr_core_mcp::HcClient;
 use tokio::sync::{Barrier, Mutex};
 
 use crate::Res;

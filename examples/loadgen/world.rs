@@ -207,7 +207,7 @@ pub fn random_token() -> Res<String> {
 /// A loopback port bound and listening as `serve` binds it (accept queue
 /// included), to hand to the adapter.
 pub fn bind_port() -> Res<(std::net::TcpListener, u16)> {
-    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+    let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into())
         .and_then(|l| l.into_std())
         .map_err(|e| format!("cannot bind a loopback port: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();

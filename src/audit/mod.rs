@@ -26,26 +26,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-pub use file::AuditError;
+pub(crate) use file::AuditError;
 use file::AuditFile;
-pub use record::{ConfirmVia, Confirmation, Outcome, ReasonCode, RecordedAddress, SendRecord};
+pub(crate) use record::{
+    ConfirmVia, Confirmation, Outcome, ReasonCode, RecordedAddress, SendRecord,
+};
 
 /// Whether an attempt's own line reached the audit file: `written`;
 /// `not_written` (kept, written first once the file takes lines again,
 /// and sends are refused until then); `log_only` (no `auditLog`).
-// Its variants keep plain comments: a doc comment on each would make
-// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
-// hosts show worse; the values are described above.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditWrite {
-    // Appended to `auditLog`.
+    /// Appended to `auditLog`.
     Written,
-    // `auditLog` could not be written; the line is kept and written
-    // first once it can be, and sends are refused until then.
+    /// `auditLog` could not be written; the line is kept and written
+    /// first once it can be, and sends are refused until then.
     NotWritten,
-    // No `auditLog` is configured: the line went to the log only.
+    /// No `auditLog` is configured: the line went to the log only.
     LogOnly,
 }
 

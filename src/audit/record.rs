@@ -85,14 +85,14 @@ struct Line<'a> {
     confirmed: Option<&'a Confirmation>,
 }
 
-/// How the human's confirmation reached this server.
-#[allow(missing_docs)]
+/// How the human's confirmation reached this server: `elicitation`
+/// (asked during the call) or `input_required` (the client's retry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfirmVia {
-    // `elicitation/create` during the call (a session, before 2026-07-28).
+    /// `elicitation/create` during the call (a session, before 2026-07-28).
     Elicitation,
-    // An input-required result, answered by the client's retry (2026-07-28).
+    /// An input-required result, answered by the client's retry (2026-07-28).
     InputRequired,
 }
 
@@ -107,18 +107,14 @@ pub struct Confirmation {
 }
 
 /// What came of a send attempt: `sent`, `not_sent` or `unknown`.
-// Its variants keep plain comments: a doc comment on each would make
-// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
-// hosts show worse; the values are described above.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    // hc accepted the input (the task is not necessarily done).
+    /// hc accepted the input (the task is not necessarily done).
     Sent,
-    // Nothing was written.
+    /// Nothing was written.
     NotSent,
-    // The input may or may not have landed: read the screen before deciding.
+    /// The input may or may not have landed: read the screen before deciding.
     Unknown,
 }
 
@@ -137,74 +133,70 @@ impl Outcome {
 /// `accepted_other_lifetime` (the input landed in another lifetime at the
 /// same address: isError) are sent; `post_dispatch_failure` and
 /// `internal_error` are unknown; every other one is not sent.
-// Its variants keep plain comments: a doc comment on each would make
-// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
-// hosts show worse; the values are described above.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
-    // sent: hc accepted the input into the approved lifetime.
+    /// sent: hc accepted the input into the approved lifetime.
     Accepted,
-    // sent, and isError: hc accepted the input into ANOTHER lifetime at
-    // the same address (the approved one ended just before).
+    /// sent, and isError: hc accepted the input into ANOTHER lifetime at
+    /// the same address (the approved one ended just before).
     AcceptedOtherLifetime,
-    // not_sent: an argument is missing, of the wrong type or malformed
-    // (an address no terminal can have, a repeated argument); the audit
-    // line names it.
+    /// not_sent: an argument is missing, of the wrong type or malformed
+    /// (an address no terminal can have, a repeated argument); the audit
+    /// line names it.
     InvalidArguments,
-    // not_sent: the caller may only read (no send scope).
+    /// not_sent: the caller may only read (no send scope).
     InsufficientScope,
-    // not_sent: the audit log cannot be written.
+    /// not_sent: the audit log cannot be written.
     AuditUnavailable,
-    // not_sent: `text` is empty.
+    /// not_sent: `text` is empty.
     TextEmpty,
-    // not_sent: `text` has more than 16,000 characters.
+    /// not_sent: `text` has more than 16,000 characters.
     TextTooLong,
-    // not_sent: `text` holds a control character (TAB and LF too, unless the
-    // lifetime takes multi-line prompts).
+    /// not_sent: `text` holds a control character (TAB and LF too, unless the
+    /// lifetime takes multi-line prompts).
     ControlCharacter,
-    // not_sent: the last reload found an invalid config.
+    /// not_sent: the last reload found an invalid config.
     ConfigInvalid,
-    // not_sent: no `coreId` is configured.
+    /// not_sent: no `coreId` is configured.
     NoCoreId,
-    // not_sent: the request was cancelled before dispatch.
+    /// not_sent: the request was cancelled before dispatch.
     Cancelled,
-    // not_sent: hc has no terminal at the address.
+    /// not_sent: hc has no terminal at the address.
     NotFound,
-    // not_sent: the preflight `terminal.get` failed (hc down, a timeout...).
+    /// not_sent: the preflight `terminal.get` failed (hc down, a timeout...).
     PreflightFailed,
-    // not_sent: hc's core_id is not the configured `coreId` (hc restarted).
+    /// not_sent: hc's core_id is not the configured `coreId` (hc restarted).
     CoreIdMismatch,
-    // not_sent: `created_ms` was given and the live terminal is another lifetime.
+    /// not_sent: `created_ms` was given and the live terminal is another lifetime.
     LifetimeMismatch,
-    // not_sent: the terminal's program has exited.
+    /// not_sent: the terminal's program has exited.
     Finished,
-    // not_sent: the live (address, created_ms) is not on `sendAllowlist`.
+    /// not_sent: the live (address, created_ms) is not on `sendAllowlist`.
     NotApproved,
-    // not_sent: `normal` mode, and the preflight status is neither idle nor done.
+    /// not_sent: `normal` mode, and the preflight status is neither idle nor done.
     StatusNotAllowed,
-    // not_sent: hc could not be reached to send; nothing was written.
+    /// not_sent: hc could not be reached to send; nothing was written.
     DispatchFailed,
-    // not_sent: hc's atomic `if` guard refused; nothing was written.
+    /// not_sent: hc's atomic `if` guard refused; nothing was written.
     StatusMismatch,
-    // not_sent: the approval asks a human; the 2026-07-28 client was asked
-    // (an input-required result) and retries with the answer.
+    /// not_sent: the approval asks a human; the 2026-07-28 client was asked
+    /// (an input-required result) and retries with the answer.
     ConfirmationRequired,
-    // not_sent: the human declined the prompt.
+    /// not_sent: the human declined the prompt.
     ConfirmationDeclined,
-    // not_sent: the human dismissed the question.
+    /// not_sent: the human dismissed the question.
     ConfirmationCancelled,
-    // not_sent: no answer within `confirmTimeoutMs`.
+    /// not_sent: no answer within `confirmTimeoutMs`.
     ConfirmationTimeout,
-    // not_sent: this client cannot ask a human (no form elicitation, or a
-    // stateless HTTP request before 2026-07-28).
+    /// not_sent: this client cannot ask a human (no form elicitation, or a
+    /// stateless HTTP request before 2026-07-28).
     ConfirmationUnavailable,
-    // not_sent: the retry's confirmation is forged, for another call, or used.
+    /// not_sent: the retry's confirmation is forged, for another call, or used.
     ConfirmationInvalid,
-    // unknown: the request reached hc and no valid answer came back.
+    /// unknown: the request reached hc and no valid answer came back.
     PostDispatchFailure,
-    // unknown: the adapter failed inside the attempt.
+    /// unknown: the adapter failed inside the attempt.
     InternalError,
 }
 

@@ -93,7 +93,7 @@ pub enum Error {
     /// `inspect-core --check-contract` could not run (a bad --schema or
     /// --record).
     #[error(transparent)]
-    Check(#[from] crate::ops::inspect::contract::CheckError),
+    Check(#[from] crate::ops::contract::CheckError),
     /// `reload` found nothing to signal, or could not signal.
     #[error(transparent)]
     Reload(#[from] crate::ops::reload::ReloadError),

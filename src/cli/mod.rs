@@ -8,7 +8,6 @@ mod error;
 mod manual;
 mod run;
 
-pub use error::Error;
 pub use run::run;
 
 use std::path::PathBuf;
@@ -18,7 +17,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::config::SendMode;
 use crate::hc::wire::PINNED_VERSION;
-use crate::tools::PROTOCOL_VERSIONS;
+use crate::mcp::PROTOCOL_VERSIONS;
 
 /// The command line: one subcommand and its flags.
 #[derive(Debug, Parser)]
@@ -227,7 +226,7 @@ impl From<ModeArg> for SendMode {
 
 /// `--version`: the adapter's version, the hc version it speaks and the MCP
 /// revisions it offers.
-pub fn long_version() -> &'static str {
+pub(crate) fn long_version() -> &'static str {
     static LONG: OnceLock<String> = OnceLock::new();
     LONG.get_or_init(|| {
         let revisions: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
@@ -290,7 +289,7 @@ pub fn command() -> clap::Command {
 
 /// The definition for generated files (man page, completions), which say
 /// where the default config is in general.
-pub fn reference_command() -> clap::Command {
+pub(crate) fn reference_command() -> clap::Command {
     with_footers(
         "$XDG_CONFIG_HOME/herdr-core-mcp/config.json (else ~/.config/herdr-core-mcp/config.json)",
     )

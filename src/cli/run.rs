@@ -15,7 +15,7 @@ use super::{Command, ConfigArg};
 use crate::app::App;
 use crate::audit::Audit;
 use crate::config::{Config, HttpAuth, HttpConfig, SendMode, Transport};
-use crate::ops::{approve, doctor, inspect, reload, setup};
+use crate::ops::{approve, contract, doctor, inspect, reload, setup};
 use crate::serve;
 use crate::transport::Endpoint;
 use crate::transport::http::auth::oauth::ResourceServer;
@@ -35,12 +35,12 @@ pub async fn run(command: Command) -> Result<(), Error> {
             schema,
             record,
         } => {
-            let check = inspect::contract::Check {
+            let check = contract::Check {
                 schema,
                 json,
                 record,
             };
-            let report = inspect::contract::run(&Config::load(&config.resolve()?)?, &check).await?;
+            let report = contract::run(&Config::load(&config.resolve()?)?, &check).await?;
             print(&report.text)?;
             return match report.differences {
                 0 => Ok(()),
@@ -176,7 +176,7 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
     let app = Arc::new(App::new(config, audit));
     let reloads = serve::reload_on_hangup(hangups, Arc::clone(&app), config_path);
     tokio::select! {
-        served = serve::run(app, endpoint, shutdown) => served?,
+        served = serve::run(app, crate::mcp::WatchPace::default(), endpoint, shutdown) => served?,
         () = reloads => {}
     }
     Ok(())

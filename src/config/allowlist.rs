@@ -5,9 +5,13 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Invalid, RawLifetime, invalid};
+use super::error::{Invalid, invalid};
+use super::raw::RawLifetime;
 
-/// How `send_prompt` guards its input. An operator setting, never a tool argument.
+/// How `send_prompt` guards its input, an operator setting (never a tool
+/// argument): `idle-only` sends only into an idle terminal, with hc's
+/// atomic `if: "idle"` guard; `normal` also into a done one, where hc has
+/// no atomic guard.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
 )]

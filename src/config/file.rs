@@ -14,17 +14,17 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use crate::files::kind_of;
 use std::path::{Path, PathBuf};
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Where the config is when `--config` is not given, under the XDG config
 /// directory (`$XDG_CONFIG_HOME`, else `~/.config`).
-pub const DEFAULT_PATH: &str = "herdr-core-mcp/config.json";
+pub(crate) const DEFAULT_PATH: &str = "herdr-core-mcp/config.json";
 
 /// The default config ([`DEFAULT_PATH`]) under the environment `var`
 /// reads (this process's, or another's from `/proc`): under
 /// `$XDG_CONFIG_HOME`, else `$HOME/.config`; a relative value counts as
 /// unset, as the XDG rules say.
-pub fn default_path(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+pub(crate) fn default_path(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     let absolute = |name: &str| var(name).filter(|p| p.is_absolute());
     let base =
         absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
@@ -43,7 +43,7 @@ const ROOT: u32 = 0;
 /// A config file's text, and the real path it was read from (symlinks
 /// resolved), which is where it is rewritten.
 #[derive(Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// The file's text.
     pub text: String,
     /// Its real path (symlinks resolved), where it is rewritten.
@@ -51,7 +51,7 @@ pub struct Checked {
 }
 
 /// Resolves `path`, checks the file and its directories, and reads it.
-pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
+pub(crate) fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
     let read_error = |source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
@@ -127,7 +127,7 @@ pub fn read_checked(path: &Path) -> Result<Checked, ConfigError> {
 /// `text` atomically: a temp file beside it with its mode, synced, renamed
 /// over it, and the directory synced. On failure, what failed ("read" or
 /// "write") and why; the old file is then unchanged.
-pub fn replace(path: &Path, text: &str) -> Result<(), (&'static str, std::io::Error)> {
+pub(crate) fn replace(path: &Path, text: &str) -> Result<(), (&'static str, std::io::Error)> {
     let mode = std::fs::metadata(path)
         .map_err(|e| ("read", e))?
         .permissions()

@@ -2,7 +2,8 @@
 //! and the exact `Host` and `Origin` values the HTTP transport accepts.
 
 use super::auth::{self, HttpAuth};
-use super::{Invalid, RawHttp, invalid};
+use super::error::{Invalid, invalid};
+use super::raw::RawHttp;
 
 const DEFAULT_HTTP_PORT: u16 = 8765;
 

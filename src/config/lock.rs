@@ -48,13 +48,13 @@ const LOCK_RETRY: Duration = Duration::from_millis(20);
 /// The config's exclusive lock (`flock` on a lock file beside it, never
 /// removed, so two writers always lock the same inode), held while the
 /// file is read, changed and written back; released when dropped.
-pub struct ConfigLock {
+pub(crate) struct ConfigLock {
     _file: std::fs::File,
 }
 
 /// Takes the lock of the config at `resolved` (its real path), waiting at
 /// most [`LOCK_WAIT`] for another writer.
-pub async fn lock(resolved: &Path) -> Result<ConfigLock, LockError> {
+pub(crate) async fn lock(resolved: &Path) -> Result<ConfigLock, LockError> {
     let dir = resolved
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

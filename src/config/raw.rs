@@ -14,7 +14,8 @@ use figment::Figment;
 use figment::providers::{Format, Json};
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, SendMode};
+use super::allowlist::SendMode;
+use super::error::ConfigError;
 use crate::json_keys::{self, Repeat, Walked};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;

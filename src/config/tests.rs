@@ -1,6 +1,10 @@
 //! The config's parsing and validation rules.
 
+use std::path::Path;
+use std::time::Duration;
+
 use super::*;
+use crate::hc::CoreId;
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     let path = Path::new("/test/config.json");

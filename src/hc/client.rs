@@ -40,6 +40,7 @@ pub struct Answer<T> {
 /// What `terminal.list` held: the records read, and those that were not.
 #[derive(Debug, Clone)]
 pub struct Listing {
+    /// The records read, in hc's order.
     pub terminals: Vec<TerminalRecord>,
     /// The first records that could not be read (at most
     /// `wire::MAX_UNREADABLE`).

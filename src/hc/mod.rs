@@ -5,7 +5,7 @@
 //! imports nothing of the adapter above it.
 
 pub(crate) mod client;
-pub mod conn;
+pub(crate) mod conn;
 mod core_id;
 mod deadline;
 pub(crate) mod error;
@@ -13,6 +13,6 @@ pub(crate) mod framing;
 pub(crate) mod pool;
 pub mod wire;
 
-pub use client::{Answer, HcClient, SendError, SendRequest};
-pub use core_id::{CoreId, InvalidCoreId};
+pub use client::{HcClient, Listing, SendError, SendRequest};
+pub use core_id::CoreId;
 pub use error::CoreError;

@@ -2,8 +2,9 @@
 //! each returning the text it prints and an error of its own. None of them
 //! serves MCP; the CLI wires them to subcommands and exit codes.
 //!
-//! - [`inspect`]: `inspect-core`, the read-only probe (and
-//!   `--check-contract`, the conformance report);
+//! - [`inspect`]: `inspect-core`, the read-only probe;
+//! - [`contract`]: `inspect-core --check-contract`, how a core and its
+//!   documents differ from the modelled contract;
 //! - [`approve`]: `allow` and `revoke`, the only writers of the allowlist;
 //! - [`doctor`]: every check a serve would make, without serving;
 //! - [`reload`]: SIGHUP to each running serve of a config;
@@ -12,8 +13,9 @@
 //!   [`marker`]: how any copy of this program is recognised.
 
 pub(crate) mod approve;
+pub(crate) mod contract;
 pub(crate) mod doctor;
-pub mod inspect;
+pub(crate) mod inspect;
 pub(crate) mod marker;
 pub(crate) mod reload;
 pub(crate) mod serves;

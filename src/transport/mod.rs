@@ -1,4 +1,4 @@
-//! The transports: the same [`crate::tools::HerdrServer`] served over stdio
+//! The transports: the same [`crate::mcp::HerdrServer`] served over stdio
 //! or over bearer-authenticated Streamable HTTP. A transport never sees hc.
 //!
 //! An [`Endpoint`] is what `serve` is handed, already set up: the byte
@@ -6,8 +6,8 @@
 //! server can be run in-process on a duplex or on port 0.
 
 mod guard;
-pub mod http;
-pub mod stdio;
+pub(crate) mod http;
+pub(crate) mod stdio;
 
 use http::HttpEndpoint;
 use stdio::Pipes;

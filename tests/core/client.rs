@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herdr_core_mcp::hc::wire::{ErrorKind, SendGuard, TerminalStatus};
-use herdr_core_mcp::hc::{CoreError, HcClient, SendError, SendRequest};
+use herdr_core_mcp::wire::{ErrorKind, SendGuard, TerminalStatus};
+use herdr_core_mcp::{CoreError, HcClient, SendError, SendRequest};
 use serde_json::json;
 
 use crate::support::waits::wait_status;

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use herdr_core_mcp::hc::wire::{
+use herdr_core_mcp::wire::{
     self, CONTRACT_DOCUMENT, GetParams, Hello, ListParams, Method, ReadParams, ReadResult,
     SendGuard, SendParams, SendResult, TerminalRecord,
 };
@@ -87,7 +87,7 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
             .map(|p| p["name"].as_str().unwrap().to_owned())
             .collect()
     };
-    let hello = herdr_core_mcp::hc::conn::hello_params();
+    let hello = herdr_core_mcp::hello_params();
     assert_eq!(keys(&hello), params("hc.hello"));
     assert_eq!(
         keys(ListParams {
@@ -235,7 +235,7 @@ async fn every_request_and_reply_of_a_session_validates_against_the_document() {
     });
     let relay_path = sim.dir.path().join("relay.sock");
     let seen = relay(&relay_path, sim.socket.clone()).await;
-    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, std::time::Duration::from_secs(5));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, std::time::Duration::from_secs(5));
     crate::support::waits::wait_status(&hc, "t1", wire::TerminalStatus::Idle).await;
     let config = crate::support::write_config(
         sim.dir.path(),

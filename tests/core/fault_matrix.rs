@@ -20,9 +20,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::SendRequest;
-use herdr_core_mcp::hc::wire::{TerminalRecord, TerminalStatus};
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::SendRequest;
+use herdr_core_mcp::wire::{TerminalRecord, TerminalStatus};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

@@ -63,8 +63,8 @@ fn an_allowed_origin_no_origin_header_can_match_is_refused() {
             "http": {"allowedOrigins": [origin]},
         })
         .to_string();
-        let validated = herdr_core_mcp::config::RawConfig::parse(path, &text)
-            .and_then(|raw| herdr_core_mcp::config::Config::validate(path, raw));
+        let validated = herdr_core_mcp::RawConfig::parse(path, &text)
+            .and_then(|raw| herdr_core_mcp::Config::validate(path, raw));
         let error = validated.expect_err(origin).to_string();
         assert!(
             error.contains("http.allowedOrigins[0]"),

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use herdr_core_mcp::hc::{CoreError, HcClient, SendError, SendRequest};
+use herdr_core_mcp::{CoreError, HcClient, SendError, SendRequest};
 
 use crate::support::{Sim, SimOptions, core};
 

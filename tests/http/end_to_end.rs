@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::TerminalStatus;
 use serde_json::{Value, json};
 
 use crate::support::http::spawn_http;

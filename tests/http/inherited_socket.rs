@@ -89,7 +89,7 @@ async fn sockets_passed_to_another_process_are_ignored_with_a_warning() {
 #[tokio::test]
 async fn of_two_passed_sockets_the_first_is_served_and_the_other_named() {
     let dir = tempfile::tempdir().unwrap();
-    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+    let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into())
         .and_then(|l| l.into_std())
         .unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -193,7 +193,7 @@ async fn made_up_opaque_tokens_cost_the_idp_a_bounded_number_of_introspections()
         "introspection amplification: 40 made-up opaque tokens caused {asked} introspection(s); {limited} answered 429"
     );
     // The burst, and what the rate refilled while the 40 were sent.
-    let rate = herdr_core_mcp::transport::http::auth::oauth::PER_PEER_PER_SECOND as u64;
+    let rate = herdr_core_mcp::PER_PEER_PER_SECOND as u64;
     let allowed = 2 * rate + (rate as f64 * elapsed.as_secs_f64()).ceil() as u64;
     assert!(
         asked <= allowed,

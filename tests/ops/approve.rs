@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::support::mcp::{self, call, structured};
 use crate::support::waits::wait_status;
 use crate::support::{Sim, SimOptions, run_adapter, send_signal};
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::TerminalStatus;
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

@@ -155,12 +155,11 @@ fn json_record_and_schema_behave_as_documented() {
     }
     // --schema: the model itself differs in nothing; a changed one shows it.
     let model = sim.dir.path().join("model.json");
-    std::fs::write(&model, herdr_core_mcp::hc::wire::CONTRACT_DOCUMENT).unwrap();
+    std::fs::write(&model, herdr_core_mcp::wire::CONTRACT_DOCUMENT).unwrap();
     let plain = Sim::start(SimOptions::agents(1));
     let (code, out, _) = check(&plain, &["--schema", model.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
-    let mut changed: Value =
-        serde_json::from_str(herdr_core_mcp::hc::wire::CONTRACT_DOCUMENT).unwrap();
+    let mut changed: Value = serde_json::from_str(herdr_core_mcp::wire::CONTRACT_DOCUMENT).unwrap();
     changed["methods"]
         .as_array_mut()
         .unwrap()

@@ -3,10 +3,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use herdr_core_mcp::config::Approval;
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::{Hello, TerminalStatus};
-use herdr_core_mcp::ops::inspect::{render_json, render_table};
+use herdr_core_mcp::Approval;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::{Hello, TerminalStatus};
+use herdr_core_mcp::{inspect_json as render_json, inspect_table as render_table};
 use serde_json::{Value, json};
 
 use crate::support::waits::wait_status;
@@ -214,7 +214,7 @@ async fn hostile_titles_reach_no_output_raw() {
     .await;
     let raw: Vec<char> = title
         .chars()
-        .filter(|c| herdr_core_mcp::escape::is_hazard(*c))
+        .filter(|c| herdr_core_mcp::is_hazard(*c))
         .collect();
     assert!(raw.len() >= 3, "the simulator kept the hazards: {title:?}");
     let config = sim.config(json!({}));
@@ -227,7 +227,7 @@ async fn hostile_titles_reach_no_output_raw() {
         assert_eq!(code, 0, "{stderr}");
         let leaked: Vec<char> = stdout
             .chars()
-            .filter(|c| *c != '\n' && herdr_core_mcp::escape::is_hazard(*c))
+            .filter(|c| *c != '\n' && herdr_core_mcp::is_hazard(*c))
             .collect();
         assert!(
             leaked.is_empty(),

@@ -12,8 +12,8 @@ use crate::support::mcp::{self, TEST_TOKEN};
 use crate::support::waits::wait_status;
 use crate::support::world::{approve_all, audit_lines};
 use crate::support::{Sim, SimOptions, eventually, run_adapter};
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::TerminalStatus;
 
 /// `doctor`'s exit code and its report with the run's ids scrubbed.
 fn doctor(sim: Option<&Sim>, config: &std::path::Path, env: &[(&str, &str)]) -> (i32, String) {

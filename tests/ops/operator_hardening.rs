@@ -93,7 +93,7 @@ async fn reload_signals_every_serve_of_this_binary_and_ignores_look_alikes() {
 
 /// Whether `c` would drive a terminal or break a line: Cc, Cf, U+2028/9.
 fn hazardous(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || herdr_core_mcp::escape::is_hazard(c)
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || herdr_core_mcp::is_hazard(c)
 }
 
 /// A failure's stderr: exactly one line, nothing in it a terminal obeys.

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use crate::support::mcp::{self, call, send_prompt, structured};
 use crate::support::waits::wait_status;
 use crate::support::{Sim, SimOptions, in_process, run_adapter};
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::TerminalStatus;
 
 fn sim(options: SimOptions) -> (Sim, HcClient) {
     let sim = Sim::start(options);

@@ -15,7 +15,7 @@ use crate::support::world::World;
 use crate::support::{
     PATIENCE, Sim, SimOptions, adapter_bin, run_adapter, send_signal, write_config,
 };
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::wire::TerminalStatus;
 
 /// Waits for a child to exit, failing after [`PATIENCE`].
 async fn exit_status(child: &mut tokio::process::Child) -> std::process::ExitStatus {
@@ -103,7 +103,7 @@ async fn sigterm_and_sigint_stop_both_transports_cleanly() {
         "http: slow shutdown"
     );
     // The terminals are untouched.
-    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, Duration::from_secs(5));
     assert!(hc.get("t1").await.unwrap().value.finished_ms.is_none());
 }
 
@@ -152,7 +152,7 @@ async fn no_rust_log_value_puts_prompts_or_screens_in_the_log() {
         agent_delay_ms: Some(20),
         ..SimOptions::default()
     });
-    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, Duration::from_secs(5));
     wait_status(&hc, "t1", TerminalStatus::Idle).await;
     let allowlist = crate::support::world::approve_all(&hc).await;
     // normal mode: the agent sits in `done` after each reply.
@@ -215,7 +215,7 @@ async fn no_rust_log_value_puts_prompts_or_screens_in_the_log() {
 #[tokio::test]
 async fn the_audit_log_holds_one_line_per_attempt_even_after_a_sigkill() {
     let sim = Sim::start(SimOptions::agents(2));
-    let hc = herdr_core_mcp::hc::HcClient::new(&sim.socket, Duration::from_secs(5));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, Duration::from_secs(5));
     for address in ["t1", "t2"] {
         wait_status(&hc, address, TerminalStatus::Idle).await;
     }

@@ -58,7 +58,7 @@ async fn a_huge_method_name_is_logged_cut_escaped_and_with_its_length() {
             line.chars().count()
         );
         assert!(
-            !line.chars().any(herdr_core_mcp::escape::is_hazard),
+            !line.chars().any(herdr_core_mcp::is_hazard),
             "a raw control or format character: {line:.300}"
         );
     }

@@ -126,7 +126,7 @@ fn assert_classified(sim: &Sim, text: &str, out: &Value) {
 #[tokio::test]
 async fn a_core_killed_mid_load_fails_in_flight_calls_per_contract_and_the_adapter_recovers() {
     let sim = Sim::start(options());
-    let allowlist = crate::support::world::approve_all(&herdr_core_mcp::hc::HcClient::new(
+    let allowlist = crate::support::world::approve_all(&herdr_core_mcp::HcClient::new(
         &sim.socket,
         Duration::from_secs(5),
     ))

@@ -8,15 +8,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use herdr_core_mcp::app::App;
-use herdr_core_mcp::audit::Audit;
-use herdr_core_mcp::config::{Config, HttpAuth, Transport};
-use herdr_core_mcp::serve;
-use herdr_core_mcp::transport::Endpoint;
-use herdr_core_mcp::transport::http::auth::oauth::ResourceServer;
-use herdr_core_mcp::transport::http::auth::tokens::BearerToken;
-use herdr_core_mcp::transport::http::{HttpEndpoint, auth::Authenticator};
-use herdr_core_mcp::transport::stdio::Pipes;
+use herdr_core_mcp::App;
+use herdr_core_mcp::Audit;
+use herdr_core_mcp::BearerToken;
+use herdr_core_mcp::Endpoint;
+use herdr_core_mcp::Pipes;
+use herdr_core_mcp::ResourceServer;
+use herdr_core_mcp::{Authenticator, HttpEndpoint};
+use herdr_core_mcp::{Config, HttpAuth, Transport};
+use herdr_core_mcp::{WatchPace, run_server};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::oneshot;
@@ -76,12 +76,22 @@ pub async fn stdio(config: &Path) -> Client {
 /// [`stdio`] with a client handler of the test's own, the app and its
 /// audit lines.
 pub async fn stdio_with<H: rmcp::ClientHandler>(handler: H, config: &Path) -> Served<H> {
+    stdio_paced(handler, config, WatchPace::default()).await
+}
+
+/// [`stdio_with`], its subscriptions' watcher at `pace` (a test's clock).
+pub async fn stdio_paced<H: rmcp::ClientHandler>(
+    handler: H,
+    config: &Path,
+    pace: WatchPace,
+) -> Served<H> {
     let (app, audit) = app(Config::load(config).expect("a valid config"));
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (read, write) = tokio::io::split(theirs);
     let endpoint = Endpoint::Stdio(Pipes::new(read, write));
-    tokio::spawn(serve::run(
+    tokio::spawn(run_server(
         Arc::clone(&app),
+        pace,
         endpoint,
         std::future::pending(),
     ));
@@ -117,28 +127,46 @@ impl HttpAdapter {
 /// and serves it there with [`TEST_TOKEN`] (and [`READ_TEST_TOKEN`] for the
 /// read tools), or as an OAuth resource server when the config says so.
 pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
-    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
-        .expect("bind 127.0.0.1:0");
+    let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into()).expect("bind 127.0.0.1:0");
     let port = listener.local_addr().expect("bound address").port();
     http_on(listener, &write_config(port)).await
 }
 
 /// [`http`] over `sim` with `config` (JSON), served on the port picked.
 pub async fn http_for(sim: &super::Sim, config: &serde_json::Value) -> HttpAdapter {
-    http(|port| {
+    http_for_paced(sim, config, WatchPace::default()).await
+}
+
+/// [`http_for`], its subscriptions' watcher at `pace` (a test's clock).
+pub async fn http_for_paced(
+    sim: &super::Sim,
+    config: &serde_json::Value,
+    pace: WatchPace,
+) -> HttpAdapter {
+    let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into()).expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("bound address").port();
+    let path = {
         let mut config = config.clone();
         super::merge(
             &mut config,
             serde_json::json!({"transport": "http", "http": {"port": port}}),
         );
         sim.config(config)
-    })
-    .await
+    };
+    http_served(listener, &path, pace).await
 }
 
 /// [`http`] on a listener the test bound itself (so it knows the port
 /// before it writes the config).
 pub async fn http_on(listener: tokio::net::TcpListener, config: &Path) -> HttpAdapter {
+    http_served(listener, config, WatchPace::default()).await
+}
+
+async fn http_served(
+    listener: tokio::net::TcpListener,
+    config: &Path,
+    pace: WatchPace,
+) -> HttpAdapter {
     let port = listener.local_addr().expect("bound address").port();
     let config = Config::load(config).expect("a valid config");
     let Transport::Http(http) = config.transport().clone() else {
@@ -160,7 +188,7 @@ pub async fn http_on(listener: tokio::net::TcpListener, config: &Path) -> HttpAd
     });
     let (app, audit) = app(config);
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(serve::run(Arc::clone(&app), endpoint, async move {
+    tokio::spawn(run_server(Arc::clone(&app), pace, endpoint, async move {
         let _ = stopped.await;
     }));
     HttpAdapter {

@@ -20,7 +20,7 @@ pub fn limit_child(command: &mut tokio::process::Command, limits: ChildLimits) {
             rlim_max: value,
         };
         // SAFETY (called in the child): setrlimit reads a valid struct.
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "setrlimit in the child")]
         if unsafe { libc::setrlimit(resource, &limit) } == 0 {
             Ok(())
         } else {
@@ -29,7 +29,7 @@ pub fn limit_child(command: &mut tokio::process::Command, limits: ChildLimits) {
     };
     // SAFETY: between fork and exec the closure makes only
     // async-signal-safe calls (signal, setrlimit) and allocates nothing.
-    #[allow(unsafe_code)]
+    #[expect(unsafe_code, reason = "pre_exec between fork and exec")]
     unsafe {
         command.pre_exec(move || {
             if let Some(bytes) = limits.file_bytes {

@@ -182,7 +182,7 @@ async fn http_spawn(
     env: &[(&str, &str)],
 ) -> HttpAdapter {
     // Bound as serve itself binds (its accept queue included).
-    let listener = herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+    let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into())
         .and_then(|l| l.into_std())
         .expect("bind a loopback port");
     let port = listener.local_addr().expect("its address").port();

@@ -2,7 +2,7 @@
 //! process), its control socket and input log, config files, the adapter
 //! binary, and MCP clients talking to it.
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test area uses its own share of the helpers")]
 
 pub mod commands;
 pub mod http;
@@ -191,6 +191,6 @@ pub fn run_adapter(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String)
 }
 
 /// A core_id as the adapter's types hold it.
-pub fn core(id: &str) -> herdr_core_mcp::hc::CoreId {
-    herdr_core_mcp::hc::CoreId::try_from(id.to_owned()).expect("a valid core_id")
+pub fn core(id: &str) -> herdr_core_mcp::CoreId {
+    herdr_core_mcp::CoreId::try_from(id.to_owned()).expect("a valid core_id")
 }

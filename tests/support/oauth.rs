@@ -10,7 +10,7 @@ use super::idp::{Idp, IdpOptions};
 use super::in_process;
 use super::world::approve_all;
 use super::{Sim, SimOptions};
-use herdr_core_mcp::hc::HcClient;
+use herdr_core_mcp::HcClient;
 
 /// The public URL of `/mcp` the tests' adapters are configured with (the
 /// Python SDK test uses the real loopback URL instead).
@@ -39,7 +39,7 @@ pub fn oauth_config(sim: &Sim, approvals: &Value, port: u16, auth: Value) -> Pat
 
 /// A loopback listener bound here, in std form (to hand a child) or tokio's.
 pub fn bind() -> std::net::TcpListener {
-    herdr_core_mcp::transport::http::listen(([127, 0, 0, 1], 0).into())
+    herdr_core_mcp::listen(([127, 0, 0, 1], 0).into())
         .and_then(|l| l.into_std())
         .expect("bind a loopback port")
 }

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::wire::TerminalStatus;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::wire::TerminalStatus;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use herdr_core_mcp::hc::HcClient;
-use herdr_core_mcp::hc::SendRequest;
+use herdr_core_mcp::HcClient;
+use herdr_core_mcp::SendRequest;
 use serde_json::{Value, json};
 
 use crate::support::mcp::{self, Client};

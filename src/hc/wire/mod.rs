@@ -130,24 +130,20 @@ pub struct Hello {
 /// A terminal's state as the foreground program last reported it (OSC 7501):
 /// `idle`, `working`, `done`, `blocked` (waiting for a human decision),
 /// `error`, or `unknown` (none reported yet, or a word outside these six).
-// Its variants keep plain comments: a doc comment on each would make
-// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
-// hosts show worse; the values are described above.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TerminalStatus {
-    // Waiting for input.
+    /// Waiting for input.
     Idle,
-    // Busy with a task.
+    /// Busy with a task.
     Working,
-    // Finished a task, and waiting.
+    /// Finished a task, and waiting.
     Done,
-    // Waiting for a human decision (a dialog).
+    /// Waiting for a human decision (a dialog).
     Blocked,
-    // Reported an error.
+    /// Reported an error.
     Error,
-    // No status reported yet, or a status word outside these six.
+    /// No status reported yet, or a status word outside these six.
     Unknown,
 }
 
@@ -260,14 +256,10 @@ fn reported_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TerminalSta
 
 /// The status hc compares under its input lock before writing (`if`).
 /// hc 0.1.15 cannot express `done`.
-// Its variants keep plain comments: a doc comment on each would make
-// the tools' JSON Schema a `oneOf` list instead of an `enum`, which
-// hosts show worse; the values are described above.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SendGuard {
-    // Write only while the terminal is idle (`"if": "idle"`).
+    /// Write only while the terminal is idle (`"if": "idle"`).
     Idle,
 }
 

@@ -111,7 +111,7 @@ async fn check_token_with_serve(
     let pids = pid_list(holders);
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"herdr-core-mcp doctor","version":"{}"}}}}}}"#,
-        crate::tools::PROTOCOL_VERSIONS[0],
+        crate::mcp::PROTOCOL_VERSIONS[0],
         env!("CARGO_PKG_VERSION")
     );
     let answered = reqwest::Client::builder()

@@ -3,8 +3,6 @@
 //! whether the config approves it; it writes nothing to hc and nothing to
 //! disk. `contract` is its conformance report (`--check-contract`).
 
-pub(crate) mod contract;
-
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
@@ -16,7 +14,7 @@ use crate::hc::wire::{Hello, TerminalRecord};
 use crate::hc::{CoreError, HcClient};
 
 /// Runs the probe and returns what to print on stdout.
-pub async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
+pub(crate) async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
     let client = HcClient::new(config.socket_path(), config.timeout());
     let listed = client.list(true).await?;
     client.close();

@@ -25,14 +25,14 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::Value;
 use std::sync::Arc;
 
-use super::MCP_PATH;
+use super::front::MCP_PATH;
 
 use super::challenges::Challenges;
 use super::gate::Denial;
 use crate::caller::Caller;
 use crate::escape::printable;
-use crate::tools::access::{self, Refused};
-use crate::tools::{PROTOCOL_VERSIONS, Tools};
+use crate::mcp::access::{self, Refused};
+use crate::mcp::{PROTOCOL_VERSIONS, Tools};
 use crate::transport::guard::{self, Reply, Screened};
 
 /// The header naming the revision a request speaks.
@@ -40,7 +40,7 @@ const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Largest request body: a prompt is at most 16,000 characters (64 KiB of
 /// UTF-8 at worst, JSON escapes aside); anything bigger is not a tool call.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 /// A client gets this long to send its whole body.
 pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -68,7 +68,7 @@ pub(super) async fn log<F: Future<Output = Response>>(
     let origin = request.headers().get(ORIGIN).cloned();
     let uri = request.uri().clone();
     let method = request.method().clone();
-    let response = super::finish_response(next(request).await);
+    let response = super::front::finish_response(next(request).await);
     let status = response.status();
     let because = response
         .extensions()

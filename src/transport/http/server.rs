@@ -24,11 +24,12 @@ use tower::service_fn;
 
 use super::admission::slots::{Bounds, Slot, Slots, UNPROVEN_HARD_LIMIT};
 use super::admission::socket::Shared;
+use super::auth::Authenticator;
+use super::endpoint::HttpEndpoint;
+use super::front::{Front, MCP_PATH};
 use super::gate::PeerAddr;
-use super::{Front, MCP_PATH};
 use crate::escape::printable;
-use crate::tools::Tools;
-use crate::transport::http::{HttpEndpoint, auth::Authenticator};
+use crate::mcp::Tools;
 
 /// A client gets this long to send its request headers (slowloris guard),
 /// and a kept-alive connection is closed after this long without a request.
@@ -150,7 +151,11 @@ fn spawn_connection(
 }
 
 /// Serves on the endpoint's bound listener until `shutdown`.
-pub async fn serve(tools: Arc<Tools>, endpoint: HttpEndpoint, shutdown: impl Future<Output = ()>) {
+pub(crate) async fn serve(
+    tools: Arc<Tools>,
+    endpoint: HttpEndpoint,
+    shutdown: impl Future<Output = ()>,
+) {
     if let Ok(address) = endpoint.listener.local_addr() {
         tracing::info!(%address, path = MCP_PATH, "serving MCP over HTTP");
         warn_unless_port_allowed(endpoint.config.allowed_hosts(), address.port());

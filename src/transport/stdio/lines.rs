@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use crate::caller::Caller;
-use crate::tools::HerdrServer;
+use crate::mcp::HerdrServer;
 use crate::transport::guard::{self, Reply, Screened};
 use crate::transport::http::MAX_BODY_BYTES;
 

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::tools::HerdrServer;
+use crate::mcp::HerdrServer;
 
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
@@ -50,7 +50,7 @@ pub struct SessionError(#[from] tokio::task::JoinError);
 
 /// Serves one session until the input closes, the client ends the session,
 /// or `shutdown`.
-pub async fn serve(
+pub(crate) async fn serve(
     server: HerdrServer,
     pipes: Pipes,
     shutdown: impl Future<Output = ()>,

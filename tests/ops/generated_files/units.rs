@@ -43,8 +43,8 @@ fn the_socket_listens_where_serve_would() {
         dir.path(),
         &json!({"socketPath": dir.path().join("hc.sock"), "transport": "http"}),
     );
-    let loaded = herdr_core_mcp::config::Config::load(&config).expect("a minimal http config");
-    let herdr_core_mcp::config::Transport::Http(http) = loaded.transport() else {
+    let loaded = herdr_core_mcp::Config::load(&config).expect("a minimal http config");
+    let herdr_core_mcp::Transport::Http(http) = loaded.transport() else {
         panic!("not http")
     };
     let socket = unit("herdr-core-mcp.socket");

@@ -7,8 +7,8 @@
 //! - [`oauth`]: access tokens of the operator's identity provider, checked
 //!   as a resource server (`http.auth` `oauth`).
 
-pub mod oauth;
-pub mod tokens;
+pub(crate) mod oauth;
+pub(crate) mod tokens;
 
 use std::sync::Arc;
 

@@ -6,14 +6,14 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The only place the token comes from.
-pub const TOKEN_ENV: &str = "HERDR_MCP_TOKEN";
+pub(crate) const TOKEN_ENV: &str = "HERDR_MCP_TOKEN";
 /// The optional token for the read tools only (same strength rules).
-pub const READ_TOKEN_ENV: &str = "HERDR_MCP_READ_TOKEN";
+pub(crate) const READ_TOKEN_ENV: &str = "HERDR_MCP_READ_TOKEN";
 /// Shortest token accepted: 32 bytes, what `openssl rand -base64 32` gives before encoding.
-pub const MIN_TOKEN_BYTES: usize = 32;
+pub(crate) const MIN_TOKEN_BYTES: usize = 32;
 /// Fewer distinct characters than this is a repeated or typed value, not a
 /// random one (32 random bytes in hex or base64 practically always have more).
-pub const MIN_DISTINCT_CHARS: usize = 12;
+pub(crate) const MIN_DISTINCT_CHARS: usize = 12;
 /// A run of this many consecutive characters (`abcdefgh`, `12345678`,
 /// `hgfedcba`) is typed, not drawn.
 const MAX_RUN: usize = 8;

@@ -108,7 +108,7 @@ impl Rejection {
 /// Why the issuer's keys could not be learnt (discovery, then the key
 /// set); each message says what to fix at the IdP or in `http.auth`.
 #[derive(Debug, thiserror::Error)]
-pub enum KeysError {
+pub(crate) enum KeysError {
     /// `http.auth.issuer` is not a URL.
     #[error("issuer {issuer:?} is not a URL: {source}")]
     IssuerNotUrl {

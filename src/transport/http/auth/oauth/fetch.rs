@@ -11,13 +11,13 @@ use url::Url;
 
 /// The whole exchange, connect to last byte. An IdP slower than this is
 /// treated as down: cached keys keep working, and it is asked again later.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Largest document read: metadata and key sets are a few KiB.
 pub(super) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
 /// Why a document could not be fetched from the identity provider.
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     /// No answer: the connection failed or timed out (the text says which,
     /// and the innermost cause, e.g. `connection refused`).
     #[error("{0}")]
@@ -66,7 +66,7 @@ fn described(error: reqwest::Error) -> FetchError {
 
 /// What the resource server fetches with.
 #[derive(Clone)]
-pub struct Fetcher {
+pub(crate) struct Fetcher {
     client: reqwest::Client,
 }
 
@@ -79,7 +79,7 @@ impl Default for Fetcher {
 impl Fetcher {
     /// A client that follows no redirect and gives up after
     /// [`FETCH_TIMEOUT`].
-    pub fn new() -> Fetcher {
+    pub(crate) fn new() -> Fetcher {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(FETCH_TIMEOUT)
@@ -95,7 +95,7 @@ impl Fetcher {
     }
 
     /// GETs a JSON object.
-    pub async fn get(&self, url: &Url) -> Result<Value, FetchError> {
+    pub(crate) async fn get(&self, url: &Url) -> Result<Value, FetchError> {
         let request = self
             .client
             .get(url.clone())
@@ -104,7 +104,7 @@ impl Fetcher {
     }
 
     /// POSTs a form with HTTP Basic client credentials (RFC 7662 section 2.1).
-    pub async fn post_form(
+    pub(crate) async fn post_form(
         &self,
         url: &Url,
         client: (&str, &str),

@@ -32,14 +32,14 @@ use crate::config::{Introspection, OAuthConfig};
 const TRUST_WITHOUT_EXP_S: u64 = 60;
 /// Introspections running at once at most: each holds a connection that
 /// has proven nothing yet.
-pub const MAX_IN_FLIGHT: usize = 16;
+pub(crate) const MAX_IN_FLIGHT: usize = 16;
 /// Introspections one peer address may cause per second (the burst is
 /// twice that). Behind the operator's proxy every client is one peer, so
 /// this is also the bound on all of them: far above a real client's pace,
 /// which introspects a token once and then uses the cache.
 pub const PER_PEER_PER_SECOND: u32 = 10;
 /// How long a refused token is refused without asking again.
-pub const REFUSAL_TTL_S: u64 = 60;
+pub(crate) const REFUSAL_TTL_S: u64 = 60;
 /// Refused tokens remembered at most.
 const MAX_REFUSALS: usize = 4096;
 /// Peer addresses whose rate is tracked before the idle ones are dropped.

@@ -27,13 +27,13 @@ use crate::config::{OAuthConfig, is_loopback};
 use crate::escape::printable;
 
 /// Unknown kids refetch the key set at most this often.
-pub const REFETCH_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const REFETCH_EVERY: Duration = Duration::from_secs(60);
 /// While no key is known, discovery is retried this often.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 /// Known keys are refreshed this often (a removed key stops working).
 const REFRESH_EVERY: Duration = Duration::from_secs(15 * 60);
 /// Keys read from one set: real sets hold a handful.
-pub const MAX_KEYS: usize = 64;
+pub(crate) const MAX_KEYS: usize = 64;
 
 /// One verification key, and the algorithm it is pinned to, if the set
 /// names one.
@@ -59,7 +59,7 @@ pub(super) enum Lookup {
 /// One key set as read: its usable keys by kid, the kids more than one key
 /// carries, and how many entries past [`MAX_KEYS`] were not read.
 #[derive(Default)]
-pub struct KeySet {
+pub(crate) struct KeySet {
     keys: HashMap<String, Arc<Key>>,
     ambiguous: Vec<String>,
     ignored: usize,
@@ -67,17 +67,17 @@ pub struct KeySet {
 
 impl KeySet {
     /// Usable signing keys (an ambiguous kid's keys not counted).
-    pub fn usable(&self) -> usize {
+    pub(crate) fn usable(&self) -> usize {
         self.keys.len()
     }
 
     /// The kids that more than one key carries; tokens naming them are refused.
-    pub fn ambiguous(&self) -> &[String] {
+    pub(crate) fn ambiguous(&self) -> &[String] {
         &self.ambiguous
     }
 
     /// Entries past the first [`MAX_KEYS`], not read.
-    pub fn ignored(&self) -> usize {
+    pub(crate) fn ignored(&self) -> usize {
         self.ignored
     }
 }
@@ -282,7 +282,7 @@ impl Keys {
 /// Where the issuer publishes its metadata: RFC 8414 section 3.1 (the
 /// well-known segment before the issuer's path), then OpenID Connect
 /// Discovery (appended to the issuer).
-pub fn metadata_urls(issuer: &str) -> Result<Vec<Url>, KeysError> {
+pub(crate) fn metadata_urls(issuer: &str) -> Result<Vec<Url>, KeysError> {
     let base = Url::parse(issuer).map_err(|source| KeysError::IssuerNotUrl {
         issuer: issuer.to_owned(),
         source,
@@ -349,5 +349,68 @@ fn parse_key_set(set: &Value) -> KeySet {
 }
 
 #[cfg(test)]
-#[path = "keys_tests.rs"]
-mod tests;
+mod tests {
+    //! Where metadata is looked for, and which keys of a set are kept.
+
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_both_specs_say() {
+        let urls = metadata_urls("https://id.example.net/realms/main").unwrap();
+        assert_eq!(
+            urls[0].as_str(),
+            "https://id.example.net/.well-known/oauth-authorization-server/realms/main"
+        );
+        assert_eq!(
+            urls[1].as_str(),
+            "https://id.example.net/realms/main/.well-known/openid-configuration"
+        );
+        let urls = metadata_urls("http://127.0.0.1:9000").unwrap();
+        assert_eq!(
+            urls[0].as_str(),
+            "http://127.0.0.1:9000/.well-known/oauth-authorization-server"
+        );
+        assert_eq!(
+            urls[1].as_str(),
+            "http://127.0.0.1:9000/.well-known/openid-configuration"
+        );
+    }
+
+    #[test]
+    fn only_signing_keys_with_a_kid_are_kept() {
+        let set = serde_json::json!({"keys": [
+            {"kty": "oct", "kid": "secret", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQ"},
+            {"kty": "EC", "kid": "ec-1", "crv": "P-256", "alg": "ES256", "use": "sig",
+             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+             "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+            {"kty": "EC", "kid": "ec-enc", "crv": "P-256", "use": "enc",
+             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+             "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+            {"kty": "EC", "crv": "P-256",
+             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+             "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+            {"kty": "weird", "kid": "w"}
+        ]});
+        let keys = parse_key_set(&set);
+        assert_eq!(keys.keys.keys().collect::<Vec<_>>(), ["ec-1"]);
+        assert_eq!(keys.keys["ec-1"].alg, Some(Algorithm::ES256));
+        assert_eq!(keys.ignored(), 0);
+    }
+
+    #[test]
+    fn a_kid_two_keys_share_names_no_key_and_entries_past_the_limit_are_counted() {
+        let ec = |kid: &str| {
+            serde_json::json!({"kty": "EC", "kid": kid, "crv": "P-256", "alg": "ES256",
+            "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+            "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"})
+        };
+        let set = serde_json::json!({"keys": [ec("twice"), ec("once"), ec("twice")]});
+        let keys = parse_key_set(&set);
+        assert_eq!(keys.keys.keys().collect::<Vec<_>>(), ["once"]);
+        assert_eq!(keys.ambiguous(), ["twice"]);
+        let many: Vec<Value> = (0..MAX_KEYS + 3).map(|i| ec(&format!("k{i}"))).collect();
+        let keys = parse_key_set(&serde_json::json!({ "keys": many }));
+        assert_eq!(keys.usable(), MAX_KEYS);
+        assert_eq!(keys.ignored(), 3);
+    }
+}

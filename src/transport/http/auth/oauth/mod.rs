@@ -29,15 +29,15 @@ use crate::caller::Caller;
 use crate::config::OAuthConfig;
 use cache::TokenCache;
 use errors::rejection;
-pub use errors::{KeysError, Rejection};
-pub use fetch::{FETCH_TIMEOUT, Fetcher};
+pub(crate) use errors::{KeysError, Rejection};
+pub(crate) use fetch::Fetcher;
 use introspect::Introspector;
-pub use introspect::{MAX_IN_FLIGHT as MAX_INTROSPECTIONS, PER_PEER_PER_SECOND, REFUSAL_TTL_S};
-pub use keys::{KeySet, MAX_KEYS, REFETCH_EVERY, metadata_urls};
+pub use introspect::PER_PEER_PER_SECOND;
+pub(crate) use keys::{KeySet, MAX_KEYS};
 use keys::{Keys, Lookup};
 
 /// Longest access token read: real ones are 1-2 KiB.
-pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_TOKEN_BYTES: usize = 8 * 1024;
 /// The resource name the protected-resource metadata gives.
 const RESOURCE_NAME: &str = "herdr-core-mcp";
 
@@ -78,7 +78,7 @@ enum Scp {
 }
 
 /// What a valid token grants, before it is cached.
-pub struct Granted {
+pub(crate) struct Granted {
     /// The token's `sub`, if any.
     pub sub: Option<String>,
     /// The client it was issued to: `client_id` (or a JWT's `azp`), if any.
@@ -129,7 +129,7 @@ pub enum StartError {
 
 /// Discovers the issuer's metadata and fetches its keys once, as `serve`
 /// would (for `doctor`): what the key set holds, or why there is none.
-pub async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, KeysError> {
+pub(crate) async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, KeysError> {
     Keys::new(Fetcher::new(), config).refresh_set().await
 }
 
@@ -309,5 +309,19 @@ fn now_s() -> u64 {
 }
 
 #[cfg(test)]
-#[path = "mod_tests.rs"]
-mod tests;
+mod tests {
+    //! Unit tests of the resource server's own helpers.
+
+    use super::*;
+
+    #[test]
+    fn only_compact_jws_is_taken_for_a_jwt() {
+        assert!(is_jws_shaped("eyJh.eyJz.c2ln"));
+        assert!(
+            !is_jws_shaped("eyJh.eyJz.c2ln.aXY.dGFn"),
+            "a JWE has five parts"
+        );
+        assert!(!is_jws_shaped("opaque-token-value"));
+        assert!(!is_jws_shaped("eyJh.eyJz.c2l+"), "not base64url");
+    }
+}

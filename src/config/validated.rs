@@ -1,0 +1,288 @@
+//! The validated config: [`Config`], built only by `TryFrom<RawConfig>`,
+//! whose fields are private, so an unvalidated one cannot exist; and the
+//! [`Transport`] it serves.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::allowlist::{Approval, SendMode, TerminalLifetime, allowlist};
+use super::error::{ConfigError, Invalid, invalid};
+use super::file;
+use super::http::{self, HttpConfig};
+use super::raw::{RawConfig, RawTransport};
+use crate::hc::CoreId;
+
+/// Bounds of `timeoutMs`: below 100 ms a busy core looks dead; above a
+/// minute a stuck core holds a tool call hostage.
+const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
+/// Bounds of `waitMaxMs`, the longest one wait call may wait.
+const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+/// Bounds of `confirmTimeoutMs` and `confirmCallTimeoutMs`: long enough for a human to read a prompt,
+/// short enough that an unanswered question does not hold a send forever.
+const CONFIRM_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
+
+/// The transport `serve` speaks; only HTTP has settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// MCP over stdin and stdout: the host starts `serve`.
+    Stdio,
+    /// MCP over HTTP on the loopback, with the `http` block's settings.
+    Http(HttpConfig),
+}
+
+/// A validated configuration: only [`TryFrom<RawConfig>`] builds one.
+#[derive(Debug, Clone)]
+pub struct Config {
+    socket_path: PathBuf,
+    transport: Transport,
+    core_id: Option<CoreId>,
+    send_mode: SendMode,
+    send_allowlist: HashMap<TerminalLifetime, Approval>,
+    timeout: Duration,
+    wait_max: Duration,
+    confirm_timeout: Duration,
+    confirm_call_timeout: Duration,
+    audit_log: Option<PathBuf>,
+    /// ` --config PATH` for the commands hints name, empty for the default.
+    operator_flag: String,
+}
+
+impl Config {
+    /// Loads and validates the config at `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::validate(path, RawConfig::load(path)?)
+    }
+
+    /// Validates a raw config; `path` labels messages, and the operator's
+    /// commands the hints name (`--config` unless it is the default).
+    pub fn validate(path: &Path, raw: RawConfig) -> Result<Config, ConfigError> {
+        let flag = file::config_flag(path);
+        Config::try_from(raw)
+            .map(|config| Config {
+                operator_flag: flag,
+                ..config
+            })
+            .map_err(|invalid| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                invalid,
+            })
+    }
+
+    /// hc's socket (`socketPath`).
+    pub fn socket_path(&self) -> &Path {
+        &self.socket_path
+    }
+
+    /// The transport `serve` speaks (`transport`).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The core sends are approved for; without one nothing can be sent.
+    pub fn core_id(&self) -> Option<&CoreId> {
+        self.core_id.as_ref()
+    }
+
+    /// ` --config PATH` to add to an operator's command a hint names (such
+    /// as `herdr-core-mcp allow`), or empty when this is the default config.
+    pub fn operator_flag(&self) -> &str {
+        &self.operator_flag
+    }
+
+    /// The top-level `sendMode`: the mode of every approval that names none.
+    pub fn send_mode(&self) -> SendMode {
+        self.send_mode
+    }
+
+    /// How many terminal lifetimes are approved.
+    pub fn approved_count(&self) -> usize {
+        self.send_allowlist.len()
+    }
+
+    /// Approved lifetimes by the mode sends to them use: (`idle-only`,
+    /// `normal`), each entry's own mode or else the top-level one.
+    pub fn approved_by_mode(&self) -> (usize, usize) {
+        let normal = self
+            .send_allowlist
+            .values()
+            .filter(|a| a.mode(self.send_mode) == SendMode::Normal)
+            .count();
+        (self.send_allowlist.len() - normal, normal)
+    }
+
+    /// Bound of each core call.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Longest one wait call may wait.
+    pub fn wait_max(&self) -> Duration {
+        self.wait_max
+    }
+
+    /// How long a 2026-07-28 confirmation (its sealed request state) stays
+    /// valid.
+    pub fn confirm_timeout(&self) -> Duration {
+        self.confirm_timeout
+    }
+
+    /// How long a question asked inside the tool call waits for the human.
+    pub fn confirm_call_timeout(&self) -> Duration {
+        self.confirm_call_timeout
+    }
+
+    /// Where each send attempt is also recorded, if anywhere.
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.audit_log.as_deref()
+    }
+
+    /// The approval of `lifetime` on core `core_id`: none unless `coreId`
+    /// names that core and the exact lifetime is listed.
+    pub fn approval(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> Option<Approval> {
+        if self.core_id.as_ref() != Some(core_id) {
+            return None;
+        }
+        self.send_allowlist.get(lifetime).copied()
+    }
+
+    /// Whether `(core_id, lifetime)` may receive input.
+    pub fn is_send_approved(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> bool {
+        self.approval(core_id, lifetime).is_some()
+    }
+
+    /// Every approved lifetime, in no particular order.
+    pub fn approvals(&self) -> impl Iterator<Item = (&TerminalLifetime, Approval)> {
+        self.send_allowlist.iter().map(|(l, a)| (l, *a))
+    }
+
+    /// Whether any approved lifetime at `address` takes multi-line prompts
+    /// (before the live lifetime is known, this decides whether a prompt
+    /// with TAB or LF is refused at once).
+    pub fn multiline_possible(&self, address: &str) -> bool {
+        self.send_allowlist
+            .iter()
+            .any(|(lifetime, approval)| approval.multiline && lifetime.address == address)
+    }
+
+    /// `new` as a running server applies it on reload: the settings fixed at
+    /// start (socket, transport, timeout) keep this config's values. Also
+    /// names the settings that changed but need a restart.
+    pub fn reloaded(&self, new: Config) -> (Config, Vec<&'static str>) {
+        let mut needs_restart = Vec::new();
+        if new.socket_path != self.socket_path {
+            needs_restart.push("socketPath");
+        }
+        if new.transport != self.transport {
+            needs_restart.push("transport/http");
+        }
+        if new.timeout != self.timeout {
+            needs_restart.push("timeoutMs");
+        }
+        if new.audit_log != self.audit_log {
+            needs_restart.push("auditLog");
+        }
+        let applied = Config {
+            socket_path: self.socket_path.clone(),
+            transport: self.transport.clone(),
+            timeout: self.timeout,
+            audit_log: self.audit_log.clone(),
+            ..new
+        };
+        (applied, needs_restart)
+    }
+}
+
+impl TryFrom<RawConfig> for Config {
+    type Error = Invalid;
+
+    fn try_from(raw: RawConfig) -> Result<Config, Invalid> {
+        if !raw.socket_path.is_absolute() {
+            return Err(invalid(
+                "socketPath",
+                format!("must be an absolute path, got {:?}", raw.socket_path),
+            ));
+        }
+        if has_nul(&raw.socket_path) {
+            return Err(invalid(
+                "socketPath",
+                "contains a NUL character (\\u0000), which no path can hold: write the socket's path as it is",
+            ));
+        }
+        let core_id = raw
+            .core_id
+            .map(CoreId::try_from)
+            .transpose()
+            .map_err(|e| invalid("coreId", e.to_string()))?;
+        if !TIMEOUT_MS_RANGE.contains(&raw.timeout_ms) {
+            return Err(invalid(
+                "timeoutMs",
+                format!("must be between 100 and 60000, got {}", raw.timeout_ms),
+            ));
+        }
+        if !WAIT_MAX_MS_RANGE.contains(&raw.wait_max_ms) {
+            return Err(invalid(
+                "waitMaxMs",
+                format!("must be between 100 and 600000, got {}", raw.wait_max_ms),
+            ));
+        }
+        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_timeout_ms) {
+            return Err(invalid(
+                "confirmTimeoutMs",
+                format!(
+                    "must be between 1000 and 600000, got {}",
+                    raw.confirm_timeout_ms
+                ),
+            ));
+        }
+        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_call_timeout_ms) {
+            return Err(invalid(
+                "confirmCallTimeoutMs",
+                format!(
+                    "must be between 1000 and 600000, got {}",
+                    raw.confirm_call_timeout_ms
+                ),
+            ));
+        }
+        let send_allowlist = allowlist(raw.send_allowlist)?;
+        if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
+            return Err(invalid(
+                "auditLog",
+                format!("must be an absolute path, got {path:?}"),
+            ));
+        }
+        if raw.audit_log.as_deref().is_some_and(has_nul) {
+            return Err(invalid(
+                "auditLog",
+                "contains a NUL character (\\u0000), which no path can hold",
+            ));
+        }
+        // The http block is checked even for stdio, so a mistake in it shows
+        // now rather than on the day the transport is switched.
+        let http = http::validate(raw.http.unwrap_or_default())?;
+        let transport = match raw.transport {
+            RawTransport::Stdio => Transport::Stdio,
+            RawTransport::Http => Transport::Http(http),
+        };
+        Ok(Config {
+            socket_path: raw.socket_path,
+            transport,
+            core_id,
+            send_mode: raw.send_mode,
+            send_allowlist,
+            timeout: Duration::from_millis(raw.timeout_ms),
+            wait_max: Duration::from_millis(raw.wait_max_ms),
+            confirm_timeout: Duration::from_millis(raw.confirm_timeout_ms),
+            confirm_call_timeout: Duration::from_millis(raw.confirm_call_timeout_ms),
+            audit_log: raw.audit_log,
+            operator_flag: String::new(),
+        })
+    }
+}
+
+/// A path with a NUL byte: the kernel would read it cut short there, so it
+/// would name another file than the one written.
+fn has_nul(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().contains(&0)
+}

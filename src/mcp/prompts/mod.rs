@@ -1,0 +1,97 @@
+//! MCP prompts, the slash commands a host offers its user: `dispatch` (send
+//! one task to an agent and follow it to its end), `triage` (what the
+//! blocked and failed terminals are waiting for) and `fleet` (one table of
+//! every terminal). A prompt only asks the model to call the tools; it
+//! sends nothing itself, and every rule of the tools still holds.
+//! `completion` offers the live approved addresses for `dispatch`'s
+//! `address`.
+
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{PromptMessage, Role};
+use rmcp::{ErrorData, prompt, prompt_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub(crate) mod completion;
+
+use super::server::HerdrServer;
+use super::text::MAX_PROMPT_CHARS;
+use crate::hc::wire::check_address;
+
+/// `dispatch`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct DispatchArgs {
+    /// The approved terminal of the agent, e.g. "t1".
+    pub address: String,
+    /// The task, as the agent should read it.
+    pub task: String,
+}
+
+#[prompt_router]
+impl HerdrServer {
+    /// Send one task to an approved agent, wait until it is done, blocked or
+    /// failed, read its screen and summarise; never resend on `unknown`.
+    #[prompt(
+        name = "dispatch",
+        description = "Send one task to an approved agent terminal, wait until it is done, blocked or failed, then read its screen and summarise. Never resends."
+    )]
+    async fn dispatch(
+        &self,
+        Parameters(args): Parameters<DispatchArgs>,
+    ) -> Result<Vec<PromptMessage>, ErrorData> {
+        check_address(&args.address)
+            .map_err(|why| ErrorData::invalid_params(format!("address {why}"), None))?;
+        let chars = args.task.chars().count();
+        if chars == 0 || chars > MAX_PROMPT_CHARS {
+            return Err(ErrorData::invalid_params(
+                format!("task must have 1 to {MAX_PROMPT_CHARS} characters, got {chars}"),
+                None,
+            ));
+        }
+        let address = serde_json::to_string(&args.address).expect("a string encodes");
+        let task = serde_json::to_string(&args.task).expect("a string encodes");
+        Ok(vec![PromptMessage::new_text(
+            Role::User,
+            format!(
+                "Dispatch one task to the agent in terminal {address}, using the herdr-core tools:\n\
+                 1. Call send_prompt with address {address} and text {task}.\n\
+                 2. If its outcome is `not_sent`, tell me its reason and stop. If it is `unknown`, the input may have landed: call read_output for {address}, tell me what the screen shows, and do NOT send again.\n\
+                 3. If it is `sent`, call wait_for_status with targets [{{\"address\": {address}, \"after_seq\": <its core_status_seq>}}] and until [\"done\", \"blocked\", \"error\"]. On `timeout`, call it again the same way, as long as the task needs.\n\
+                 4. Then call read_output for {address} and summarise for me what the agent did and what it says. If it is `blocked`, show me what it is asking and let me decide: never answer it yourself."
+            ),
+        )])
+    }
+
+    /// The terminals that are blocked or failed, and what each is waiting
+    /// for; nothing is sent.
+    #[prompt(
+        name = "triage",
+        description = "List the blocked and failed terminals and read each screen: what is each waiting for, or what failed? Sends nothing."
+    )]
+    async fn triage(&self) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            "Triage the herdr-core terminals: call list_sessions (every page). For each terminal whose status is `blocked` or `error`, call read_output and tell me, terminal by terminal, what it is waiting for or what failed, quoting the screen briefly. Do not call send_prompt, and never answer a prompt or a dialog for me: the decisions are mine.",
+        )]
+    }
+
+    /// One table of every terminal: status, approval and send mode.
+    #[prompt(
+        name = "fleet",
+        description = "One table of every terminal: address, program, status, whether it may be prompted, and its send mode. Sends nothing."
+    )]
+    async fn fleet(&self) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            "Show the herdr-core fleet: call list_sessions (every page) and give me one table with a row per terminal: address, program, status, send_approved, send_mode. Do not call send_prompt.",
+        )]
+    }
+}
+
+impl HerdrServer {
+    /// The prompts, built once per process like the tools.
+    pub(crate) fn prompts() -> PromptRouter<HerdrServer> {
+        Self::prompt_router()
+    }
+}

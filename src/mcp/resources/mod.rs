@@ -1,0 +1,208 @@
+//! Each terminal as an MCP resource, `herdr-core://terminal/{address}`: its
+//! record, its status and what the operator approved of it, as JSON. Never
+//! its screen: nothing a program prints rides along (the screen is
+//! `read_output`'s, which says it is untrusted). A subscriber is told when
+//! a terminal's status changes (see `watcher`).
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CacheScope, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use serde::Serialize;
+
+pub(crate) mod watcher;
+
+use super::Tools;
+use super::tools::list_sessions::Session;
+use crate::escape::printable;
+use crate::hc::{CoreError, wire::ErrorKind};
+
+/// Every terminal resource's URI starts so; the address follows,
+/// percent-encoded.
+pub(crate) const URI_PREFIX: &str = "herdr-core://terminal/";
+/// The resources' template (RFC 6570: `{address}` is percent-encoded).
+pub(crate) const URI_TEMPLATE: &str = "herdr-core://terminal/{address}";
+const MIME: &str = "application/json";
+/// Resources listed at most: one hc listing, like `list_sessions`' pages
+/// together.
+const MAX_LISTED: usize = 1000;
+
+/// A resource's contents: the terminal as `list_sessions` shows it, and the
+/// core that answered.
+#[derive(Serialize)]
+struct Contents {
+    core_id: String,
+    #[serde(flatten)]
+    session: Session,
+}
+
+/// The URI of the terminal at `address`: every byte outside RFC 3986's
+/// unreserved characters percent-encoded (so `machine/t7` is
+/// `machine%2Ft7`).
+pub(crate) fn uri(address: &str) -> String {
+    let mut uri = String::with_capacity(URI_PREFIX.len() + address.len());
+    uri.push_str(URI_PREFIX);
+    for byte in address.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+/// The address a terminal URI names; `None` unless `uri` is exactly what
+/// [`uri`] makes of some address.
+pub(crate) fn address(uri: &str) -> Option<String> {
+    let encoded = uri.strip_prefix(URI_PREFIX)?;
+    let mut bytes = Vec::with_capacity(encoded.len());
+    let mut rest = encoded.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(first);
+            rest = tail;
+        }
+    }
+    let address = String::from_utf8(bytes).ok()?;
+    (crate::hc::wire::check_address(&address).is_ok() && self::uri(&address) == uri)
+        .then_some(address)
+}
+
+fn unknown(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!(
+            "{} is not a terminal resource: they are {URI_TEMPLATE} (resources/list names them)",
+            printable(uri)
+        ),
+        None,
+    )
+}
+
+fn core_failed(e: &CoreError) -> ErrorData {
+    ErrorData::internal_error(format!("hc could not be asked: {e}"), None)
+}
+
+/// `resources/list`: every live terminal, oldest first.
+pub(crate) async fn list(
+    tools: &Tools,
+    cache_hints: bool,
+) -> Result<ListResourcesResult, ErrorData> {
+    let listed = tools
+        .app()
+        .client()
+        .list(false)
+        .await
+        .map_err(|e| core_failed(&e))?;
+    let mut terminals = listed.value.terminals;
+    terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
+    let resources = terminals
+        .iter()
+        .take(MAX_LISTED)
+        .map(|t| {
+            Resource::new(uri(&t.address), t.address.clone())
+                .with_title(format!(
+                    "terminal {} ({})",
+                    printable(&t.address),
+                    printable(t.program.as_deref().unwrap_or("no program name"))
+                ))
+                .with_description(
+                    "The terminal's record, status and approval as JSON (never its screen: read_output)",
+                )
+                .with_mime_type(MIME)
+        })
+        .collect();
+    let mut result = ListResourcesResult::with_all_items(resources);
+    if cache_hints {
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(CacheScope::Private);
+    }
+    Ok(result)
+}
+
+/// `resources/templates/list`: the one template.
+pub(crate) fn templates(cache_hints: bool) -> ListResourceTemplatesResult {
+    let template = ResourceTemplate::new(URI_TEMPLATE, "terminal")
+        .with_title("A terminal of the hc core")
+        .with_description(
+            "One terminal by its address (percent-encoded): record, status, status_seq and approval as JSON; subscribe to be told when its status changes",
+        )
+        .with_mime_type(MIME);
+    let mut result = ListResourceTemplatesResult::with_all_items(vec![template]);
+    if cache_hints {
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(CacheScope::Private);
+    }
+    result
+}
+
+/// `resources/read` of one terminal.
+pub(crate) async fn read(
+    tools: &Tools,
+    uri: &str,
+    cache_hints: bool,
+) -> Result<ReadResourceResult, ErrorData> {
+    let address = address(uri).ok_or_else(|| unknown(uri))?;
+    let answer = tools.app().client().get(&address).await.map_err(|e| {
+        if e.hc_kind() == Some(ErrorKind::NotFound) {
+            ErrorData::resource_not_found(
+                format!("hc has no terminal at {}", printable(&address)),
+                None,
+            )
+        } else {
+            core_failed(&e)
+        }
+    })?;
+    let loaded = tools.app().loaded();
+    let approvals = loaded.approvals().ok();
+    let contents = Contents {
+        core_id: answer.core.core_id.to_string(),
+        session: Session::judged(
+            answer.value,
+            approvals.map(AsRef::as_ref),
+            &answer.core.core_id,
+            loaded.config().send_mode(),
+        ),
+    };
+    let text = serde_json::to_string(&contents).expect("a terminal encodes");
+    let mut result =
+        ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(MIME)]);
+    if cache_hints {
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(CacheScope::Private);
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uri_names_one_address_and_only_its_own_spelling_opens() {
+        for a in ["t1", "machine/t7", "a b", "ü%?#", "x.y-z_~"] {
+            if crate::hc::wire::check_address(a).is_err() {
+                continue;
+            }
+            assert_eq!(address(&uri(a)).as_deref(), Some(a), "{a}");
+        }
+        assert_eq!(uri("machine/t7"), "herdr-core://terminal/machine%2Ft7");
+        for bad in [
+            "herdr-core://terminal/",
+            "herdr-core://terminal/machine/t7",
+            "herdr-core://terminal/machine%2ft7",
+            "herdr-core://terminal/%zz",
+            "herdr-core://terminal/%E2",
+            "herdr-core://terminal/t%1",
+            "herdr-core://other/t1",
+            "t1",
+        ] {
+            assert_eq!(address(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The one watcher behind resource subscriptions: while anyone is
+//! subscribed it lists hc's live terminals every [`POLL`] (its
+//! [`WatchPace`], handed in; one
+//! `terminal.list` a tick, however many subscribers), compares each
+//! subscribed terminal's lifetime, status and `status_seq` with the last
+//! tick, and sends `notifications/resources/updated` to each subscriber of
+//! one that changed: at most one per terminal per [`MIN_GAP`] (changes in
+//! between are told once, after the gap). With the last subscriber gone it
+//! stops; nothing polls hc while nobody listens.
+//!
+//! Subscribers are a legacy session (`resources/subscribe` over stdio,
+//! until `resources/unsubscribe` or the session ends) or a 2026-07-28
+//! `subscriptions/listen` request (until it is cancelled).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{Peer, SubscriptionSink};
+use rmcp::{ErrorData, RoleServer};
+
+use super as resources;
+use crate::app::App;
+use crate::hc::wire::TerminalStatus;
+
+/// How often hc is listed while someone is subscribed.
+pub(crate) const POLL: Duration = Duration::from_millis(500);
+/// The least time between two notifications about one terminal.
+pub(crate) const MIN_GAP: Duration = Duration::from_secs(1);
+
+/// The watcher's clock: how often it lists hc, and the least time between
+/// two notifications about one terminal. `serve` runs at [`POLL`] and
+/// [`MIN_GAP`]; a test hands in a faster one, as it hands in the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchPace {
+    /// How often hc is listed while someone is subscribed.
+    pub poll: Duration,
+    /// The least time between two notifications about one terminal.
+    pub min_gap: Duration,
+}
+
+impl Default for WatchPace {
+    fn default() -> WatchPace {
+        WatchPace {
+            poll: POLL,
+            min_gap: MIN_GAP,
+        }
+    }
+}
+/// Subscribers at once (sessions and listen requests together).
+const MAX_SUBSCRIBERS: usize = 64;
+/// Terminals one subscriber may watch.
+const MAX_URIS: usize = 256;
+
+/// Where a subscriber's notifications go.
+#[derive(Clone)]
+pub(crate) enum Sink {
+    /// A legacy session's peer.
+    Session(Peer<RoleServer>),
+    /// A `subscriptions/listen` stream.
+    Listen(SubscriptionSink),
+}
+
+struct Subscriber {
+    uris: HashSet<String>,
+    sink: Sink,
+}
+
+/// Who subscribes: a session (by its server's id) or one listen request.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum SubscriberKey {
+    Session(u64),
+    Listen(u64),
+}
+
+#[derive(Default)]
+struct Inner {
+    subscribers: HashMap<SubscriberKey, Subscriber>,
+    next_listen: u64,
+    polling: bool,
+    /// What the last look saw of each watched terminal (`None`: no live
+    /// terminal at its address): a subscriber's baseline is hc as it was
+    /// when it subscribed.
+    last: HashMap<String, Option<Seen>>,
+}
+
+/// The subscriptions and the watcher's state.
+pub(crate) struct Watcher {
+    inner: Arc<Mutex<Inner>>,
+    pace: WatchPace,
+}
+
+/// Ends a listen subscription when dropped.
+pub(crate) struct Listening {
+    inner: Arc<Mutex<Inner>>,
+    key: SubscriberKey,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let mut inner = self.inner.lock().expect("not poisoned");
+        inner.subscribers.remove(&self.key);
+    }
+}
+
+/// What a tick sees of one terminal: a status change shows in one of these.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Seen {
+    created_ms: i64,
+    status: TerminalStatus,
+    status_seq: u64,
+}
+
+fn full() -> ErrorData {
+    ErrorData::invalid_request(
+        format!("{MAX_SUBSCRIBERS} subscribers are watching already; try again later"),
+        None,
+    )
+}
+
+impl Watcher {
+    /// A watcher that lists hc at `pace` while someone is subscribed.
+    pub(crate) fn new(pace: WatchPace) -> Watcher {
+        Watcher {
+            inner: Arc::default(),
+            pace,
+        }
+    }
+
+    /// `resources/subscribe` of `uri` by the session `session`.
+    pub(crate) async fn subscribe(
+        &self,
+        app: &Arc<App>,
+        session: u64,
+        peer: Peer<RoleServer>,
+        uri: &str,
+    ) -> Result<(), ErrorData> {
+        let seen = look(app).await?;
+        let mut inner = self.inner.lock().expect("not poisoned");
+        seed(&mut inner, &seen, [uri]);
+        let key = SubscriberKey::Session(session);
+        if !inner.subscribers.contains_key(&key) && inner.subscribers.len() >= MAX_SUBSCRIBERS {
+            return Err(full());
+        }
+        let subscriber = inner.subscribers.entry(key).or_insert_with(|| Subscriber {
+            uris: HashSet::new(),
+            sink: Sink::Session(peer),
+        });
+        if subscriber.uris.len() >= MAX_URIS && !subscriber.uris.contains(uri) {
+            return Err(ErrorData::invalid_request(
+                format!("a session watches at most {MAX_URIS} terminals"),
+                None,
+            ));
+        }
+        subscriber.uris.insert(uri.to_owned());
+        self.start(&mut inner, app);
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` of `uri` by `session` (not subscribed is no
+    /// error).
+    pub(crate) fn unsubscribe(&self, session: u64, uri: &str) {
+        let mut inner = self.inner.lock().expect("not poisoned");
+        let key = SubscriberKey::Session(session);
+        if let Some(subscriber) = inner.subscribers.get_mut(&key) {
+            subscriber.uris.remove(uri);
+            if subscriber.uris.is_empty() {
+                inner.subscribers.remove(&key);
+            }
+        }
+    }
+
+    /// A `subscriptions/listen` request watching `uris`, until the guard
+    /// is dropped.
+    pub(crate) async fn listen(
+        &self,
+        app: &Arc<App>,
+        uris: Vec<String>,
+        sink: SubscriptionSink,
+    ) -> Result<Listening, ErrorData> {
+        let seen = look(app).await?;
+        let mut inner = self.inner.lock().expect("not poisoned");
+        if inner.subscribers.len() >= MAX_SUBSCRIBERS {
+            return Err(full());
+        }
+        seed(&mut inner, &seen, uris.iter().map(String::as_str));
+        inner.next_listen += 1;
+        let key = SubscriberKey::Listen(inner.next_listen);
+        let uris = uris.into_iter().take(MAX_URIS).collect();
+        inner.subscribers.insert(
+            key,
+            Subscriber {
+                uris,
+                sink: Sink::Listen(sink),
+            },
+        );
+        self.start(&mut inner, app);
+        Ok(Listening {
+            inner: Arc::clone(&self.inner),
+            key,
+        })
+    }
+
+    /// Starts the poller unless it runs.
+    fn start(&self, inner: &mut Inner, app: &Arc<App>) {
+        if inner.polling {
+            return;
+        }
+        inner.polling = true;
+        tokio::spawn(poll(Arc::clone(&self.inner), Arc::clone(app), self.pace));
+    }
+}
+
+/// One look at hc's live terminals, by address.
+async fn look(app: &App) -> Result<HashMap<String, Seen>, ErrorData> {
+    let listed = app.client().list(false).await.map_err(|e| {
+        ErrorData::internal_error(format!("hc could not be listed to subscribe: {e}"), None)
+    })?;
+    Ok(listed
+        .value
+        .terminals
+        .into_iter()
+        .map(|t| {
+            let seen = Seen {
+                created_ms: t.created_ms,
+                status: t.status,
+                status_seq: t.status_seq,
+            };
+            (t.address, seen)
+        })
+        .collect())
+}
+
+/// The baseline of each of `uris` nobody watched yet: what `seen` shows.
+fn seed<'a>(
+    inner: &mut Inner,
+    seen: &HashMap<String, Seen>,
+    uris: impl IntoIterator<Item = &'a str>,
+) {
+    for uri in uris {
+        if !inner.last.contains_key(uri)
+            && let Some(address) = resources::address(uri)
+        {
+            inner
+                .last
+                .insert(uri.to_owned(), seen.get(&address).copied());
+        }
+    }
+}
+
+/// The addresses someone watches; `None` (and the poller marked stopped)
+/// when nobody does.
+fn watched(inner: &Mutex<Inner>) -> Option<HashSet<String>> {
+    let mut inner = inner.lock().expect("not poisoned");
+    // A session whose transport closed is not listening any more.
+    inner.subscribers.retain(|_, s| match &s.sink {
+        Sink::Session(peer) => !peer.is_transport_closed(),
+        Sink::Listen(_) => true,
+    });
+    if inner.subscribers.is_empty() {
+        inner.polling = false;
+        inner.last.clear();
+        return None;
+    }
+    Some(
+        inner
+            .subscribers
+            .values()
+            .flat_map(|s| s.uris.iter().cloned())
+            .collect(),
+    )
+}
+
+async fn poll(inner: Arc<Mutex<Inner>>, app: Arc<App>, pace: WatchPace) {
+    let mut told: HashMap<String, Instant> = HashMap::new();
+    let mut owed: HashSet<String> = HashSet::new();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + pace.poll, pace.poll);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(uris) = watched(&inner) else { return };
+        let now = match look(&app).await {
+            Ok(now) => now,
+            Err(e) => {
+                tracing::debug!(error = %e.message, "subscriptions: hc could not be listed this tick");
+                continue;
+            }
+        };
+        {
+            let mut inner = inner.lock().expect("not poisoned");
+            inner.last.retain(|uri, _| uris.contains(uri));
+            for uri in &uris {
+                let Some(address) = resources::address(uri) else {
+                    continue;
+                };
+                let seen = now.get(&address).copied();
+                match inner.last.insert(uri.clone(), seen) {
+                    Some(before) if before != seen => {
+                        owed.insert(uri.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        owed.retain(|uri| uris.contains(uri));
+        let due: Vec<String> = owed
+            .iter()
+            .filter(|uri| told.get(*uri).is_none_or(|at| at.elapsed() >= pace.min_gap))
+            .cloned()
+            .collect();
+        for uri in due {
+            owed.remove(&uri);
+            told.insert(uri.clone(), Instant::now());
+            notify(&inner, &uri).await;
+        }
+        told.retain(|uri, _| uris.contains(uri));
+    }
+}
+
+/// Tells every subscriber of `uri`.
+async fn notify(inner: &Mutex<Inner>, uri: &str) {
+    let sinks: Vec<(SubscriberKey, Sink)> = inner
+        .lock()
+        .expect("not poisoned")
+        .subscribers
+        .iter()
+        .filter(|(_, s)| s.uris.contains(uri))
+        .map(|(key, s)| (*key, s.sink.clone()))
+        .collect();
+    for (key, sink) in sinks {
+        let sent = match &sink {
+            Sink::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .map_err(|e| e.to_string()),
+            Sink::Listen(sink) => sink
+                .notify_resource_updated(uri)
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "subscriptions: a subscriber is gone");
+            inner.lock().expect("not poisoned").subscribers.remove(&key);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! `list_sessions`: one page of hc's terminals, keyset-paginated by
+//! `(created_ms, address)`, each marked with whether sends to it are approved.
+
+use rmcp::model::CallToolResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::cursor::Position;
+use crate::config::{Config, SendMode, TerminalLifetime};
+use crate::escape::printable;
+use crate::hc::CoreId;
+use crate::hc::client::Listing;
+use crate::hc::wire::{TerminalRecord, UnreadableRecord};
+use crate::mcp::Tools;
+use crate::mcp::error::{ToolError, structured};
+
+/// Page size bounds: enough for a coordinator's view, small enough to keep
+/// a page cheap for the model to read.
+pub(crate) const MAX_LIMIT: u32 = 100;
+pub(crate) const DEFAULT_LIMIT: u32 = 25;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListSessionsArgs {
+    /// Include terminals whose program has exited. Default false.
+    #[serde(default)]
+    pub include_finished: bool,
+    /// Terminals per page, 1-100. Default 25.
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, unchanged. Omit for the first page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Session {
+    #[serde(flatten)]
+    pub record: TerminalRecord,
+    /// True when this exact lifetime (address, created_ms) is on the
+    /// operator's allowlist AND hc's core_id is the configured one.
+    pub send_approved: bool,
+    /// True when send_approved and the operator also allowed multi-line
+    /// prompts (TAB and LF) for it; otherwise send one line only.
+    pub multiline_allowed: bool,
+    /// When send_approved: how it may be prompted. `idle-only`: only while
+    /// idle; `normal`: also when done (an agent that reports done after
+    /// each task can take follow-ups). Null when not approved.
+    pub send_mode: Option<SendMode>,
+    /// True when send_approved and each prompt to it waits for a human to
+    /// confirm it in your MCP client (send_prompt asks; a client that
+    /// cannot ask gets not_sent, confirmation_unavailable).
+    pub confirm_required: bool,
+}
+
+impl Session {
+    /// `record` with what the config approves of it on core `live_core`
+    /// (nothing when the config cannot send).
+    pub(crate) fn judged(
+        record: TerminalRecord,
+        approvals: Option<&Config>,
+        live_core: &CoreId,
+        config_mode: SendMode,
+    ) -> Session {
+        let lifetime = TerminalLifetime {
+            address: record.address.clone(),
+            created_ms: record.created_ms,
+        };
+        let approval = approvals.and_then(|config| config.approval(live_core, &lifetime));
+        Session {
+            record,
+            send_approved: approval.is_some(),
+            multiline_allowed: approval.is_some_and(|a| a.multiline),
+            send_mode: approval.map(|a| a.mode(config_mode)),
+            confirm_required: approval.is_some_and(|a| a.confirm),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ListSessionsOutput {
+    /// The hc core that produced this page.
+    pub core_id: String,
+    pub sessions: Vec<Session>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+    /// On the first page only: records hc listed in a shape this adapter
+    /// cannot read (a required field missing or of another type, or an
+    /// address it refuses), at most 20, each with its address when it had
+    /// a readable one and what was wrong. Empty when every record was read.
+    pub unreadable: Vec<UnreadableRecord>,
+    /// How many records could not be read in all (first page only).
+    pub unreadable_count: usize,
+}
+
+pub(crate) async fn run(
+    tools: &Tools,
+    args: ListSessionsArgs,
+) -> Result<CallToolResult, ToolError> {
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ToolError::invalid(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}, got {limit}"),
+        ));
+    }
+    let listed = tools.app().client().list(args.include_finished).await?;
+    let live_core = &listed.core.core_id;
+    let core_id = live_core.to_string();
+    let after = match &args.cursor {
+        Some(cursor) => Some(tools.cursors().open(cursor, &core_id)?),
+        None => None,
+    };
+    let Listing {
+        mut terminals,
+        mut unreadable,
+        mut unreadable_count,
+    } = listed.value;
+    if args.cursor.is_some() {
+        // Named once, on the first page.
+        unreadable.clear();
+        unreadable_count = 0;
+    }
+    terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
+    let start = match &after {
+        Some(p) => {
+            terminals.partition_point(|t| (t.created_ms, &t.address) <= (p.created_ms, &p.address))
+        }
+        None => 0,
+    };
+    let limit = limit as usize;
+    let rest = &terminals[start..];
+    let page = &rest[..rest.len().min(limit)];
+    let next_cursor = (rest.len() > limit).then(|| {
+        let last = page.last().expect("a full page has a last record");
+        tools.cursors().seal(&Position {
+            core_id: core_id.clone(),
+            created_ms: last.created_ms,
+            address: last.address.clone(),
+        })
+    });
+    // One snapshot for the whole page: every record is judged by the same config.
+    let loaded = tools.app().loaded();
+    let approvals = loaded.approvals().ok();
+    let config_mode = loaded.config().send_mode();
+    let sessions: Vec<Session> = page
+        .iter()
+        .map(|record| {
+            Session::judged(
+                record.clone(),
+                approvals.map(AsRef::as_ref),
+                live_core,
+                config_mode,
+            )
+        })
+        .collect();
+    let output = ListSessionsOutput {
+        core_id,
+        sessions,
+        next_cursor,
+        unreadable,
+        unreadable_count,
+    };
+    let text = render(&output);
+    Ok(structured(&output, text, false))
+}
+
+fn render(output: &ListSessionsOutput) -> String {
+    let mut text = format!(
+        "core {}: {} terminal(s) on this page{}\n",
+        output.core_id,
+        output.sessions.len(),
+        if output.next_cursor.is_some() {
+            " (more: pass next_cursor)"
+        } else {
+            ""
+        }
+    );
+    for s in &output.sessions {
+        let r = &s.record;
+        text.push_str(&format!(
+            "{} created_ms={} status={} seq={} program={} title={}{}{}{}\n",
+            printable(&r.address),
+            r.created_ms,
+            match &r.reported_status {
+                Some(word) => format!("unknown(reported {})", printable(word)),
+                None => r.status.to_string(),
+            },
+            r.status_seq,
+            printable(r.program.as_deref().unwrap_or("-")),
+            printable(r.title.as_deref().unwrap_or("-")),
+            if r.is_finished() { " finished" } else { "" },
+            match (s.send_mode, s.multiline_allowed) {
+                (Some(mode), true) => format!(
+                    " send_approved send_mode={} multiline_allowed",
+                    mode.as_str()
+                ),
+                (Some(mode), false) => format!(" send_approved send_mode={}", mode.as_str()),
+                (None, _) => String::new(),
+            },
+            if s.confirm_required {
+                " confirm_required"
+            } else {
+                ""
+            },
+        ));
+    }
+    for u in &output.unreadable {
+        text.push_str(&format!(
+            "unreadable record {}: {}\n",
+            printable(u.address.as_deref().unwrap_or("(no address)")),
+            printable(&u.problem)
+        ));
+    }
+    if output.unreadable_count > output.unreadable.len() {
+        text.push_str(&format!(
+            "{} more unreadable record(s)\n",
+            output.unreadable_count - output.unreadable.len()
+        ));
+    }
+    text
+}

@@ -1,0 +1,367 @@
+//! `send_prompt`: the only tool that writes. Every refusal happens before
+//! dispatch and is NOT SENT by construction; after dispatch only hc's
+//! validated `status_mismatch` is NOT SENT and everything else is UNKNOWN
+//! (contract section 5). Never retried, never replayed. The steps are in
+//! `pipeline`, the verdict and its classification in `verdict`; this file
+//! is the tool's face: arguments, output, and the one audit line.
+//!
+//! The attempt runs in its own task: a cancelled or dropped MCP request
+//! cannot cut it between dispatch and classification, and every attempt
+//! leaves exactly one audit line, even one that panics (`unknown`,
+//! `internal_error`).
+
+pub(crate) mod confirm;
+mod pipeline;
+mod preflight;
+pub(crate) mod verdict;
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use serde_json::{Map, Value};
+
+use crate::mcp::access;
+use crate::mcp::arguments::{address, parse_object};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use crate::audit::Outcome;
+use crate::audit::{Audit, AuditWrite, RecordedAddress, SendRecord};
+use crate::caller::Caller;
+use crate::config::SendMode;
+use crate::escape::printable;
+use crate::hc::wire::{SendGuard, TerminalStatus};
+use crate::mcp::Tools;
+use crate::mcp::error::structured;
+use confirm::{Asking, Confirmation};
+use pipeline::Attempt;
+use verdict::{Accepted, ReasonCode, Verdict};
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SendPromptArgs {
+    /// Terminal address from list_sessions, e.g. "t1" or "machine/t7".
+    /// Must be send_approved.
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
+    pub address: String,
+    /// The prompt: 1-16000 characters, one line: no control characters (no
+    /// ESC, CR, NUL, DEL, C1), and no TAB or LF unless list_sessions shows
+    /// multiline_allowed for the terminal. It is pasted, then submitted with
+    /// the terminal's own submit key.
+    pub text: String,
+    /// The terminal's created_ms from list_sessions. When given, nothing is
+    /// sent unless the live terminal at `address` is that same lifetime.
+    pub created_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct SendPromptOutput {
+    pub outcome: Outcome,
+    /// Stable machine-readable reason.
+    pub reason_code: ReasonCode,
+    /// What happened and what to do next.
+    pub reason: String,
+    /// The send mode of the target's approval (its own, else the top-level
+    /// `sendMode`); null when the attempt ended before an approval was
+    /// found (an unapproved terminal has no send mode).
+    pub send_mode: Option<SendMode>,
+    /// Status from the preflight `terminal.get`, when one ran.
+    pub preflight_status: Option<TerminalStatus>,
+    /// `"idle"` when hc compared the status atomically with the write; null otherwise.
+    pub atomic_status_guard: Option<SendGuard>,
+    /// Status hc reported on acceptance (or in its status_mismatch refusal).
+    pub core_status: Option<TerminalStatus>,
+    /// Status sequence number hc reported with `core_status`: pass it as
+    /// `after_seq` when waiting for this task to finish.
+    pub core_status_seq: Option<u64>,
+    pub core_id: Option<String>,
+    pub address: String,
+    /// The approved lifetime the preflight found (or the one asked for).
+    pub created_ms: Option<i64>,
+    /// The lifetime hc says the input reached, when it accepted it: another
+    /// than `created_ms` only with `accepted_other_lifetime`.
+    pub landed_created_ms: Option<i64>,
+    /// Characters in `text`.
+    pub chars: usize,
+    /// How a human confirmed this prompt, when the operator asks for
+    /// confirmation (confirm_required in list_sessions); null otherwise.
+    pub confirmed: Option<Confirmation>,
+    /// Whether this attempt's line reached the operator's audit file.
+    pub audit: AuditWrite,
+}
+
+/// One `send_prompt` call, from its raw arguments: every call leaves
+/// exactly one audit line, one whose arguments do not read included
+/// (`invalid_arguments`, naming the argument).
+pub(crate) async fn run(
+    tools: Arc<Tools>,
+    arguments: Map<String, Value>,
+    caller: Caller,
+    asking: Asking,
+    ct: CancellationToken,
+) -> CallToolResponse {
+    let args = match parse_object::<SendPromptArgs>(&arguments) {
+        Ok(args) => args,
+        Err(bad) => {
+            access::record_refused(
+                tools.app().audit(),
+                access::WRITER_TOOL,
+                Some(&arguments),
+                access::Refused::Arguments {
+                    argument: &bad.argument,
+                },
+                &caller,
+            );
+            return CallToolResult::error(vec![ContentBlock::text(bad.message)]).into();
+        }
+    };
+    drop(arguments);
+    let task = tokio::spawn(async move {
+        let loaded = tools.app().loaded();
+        let unfinished = Unfinished {
+            audit: tools.app().audit(),
+            args: &args,
+            caller: &caller,
+        };
+        let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &asking, &ct).await;
+        // A 2026-07-28 client is asked through an input-required result.
+        let question = match &attempt.verdict {
+            Verdict::NotSent(verdict::Refusal::ConfirmationPending(question)) => {
+                Some(InputRequiredResult::clone(question))
+            }
+            _ => None,
+        };
+        let mut output = SendPromptOutput::new(&args, attempt);
+        std::mem::forget(unfinished);
+        output.audit = tools
+            .app()
+            .audit()
+            .record(&output.record(&args.text, &caller));
+        (output, question)
+    });
+    match task.await {
+        Ok((_, Some(question))) => CallToolResponse::InputRequired(question),
+        Ok((output, None)) => {
+            let text = render(&output);
+            let is_error =
+                output.outcome != Outcome::Sent || output.reason_code != ReasonCode::Accepted;
+            structured(&output, text, is_error).into()
+        }
+        // The attempt task panicked (its audit line says `unknown`); whether
+        // it dispatched is not known.
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "UNKNOWN (input may have landed): internal error during send_prompt ({e}) [internal_error]; read the screen before deciding, do not resend blindly"
+        ))])
+        .into(),
+    }
+}
+
+/// An attempt under way: dropped without being finished (its task
+/// panicked), it writes the attempt's audit line as `unknown`.
+struct Unfinished<'a> {
+    audit: &'a Audit,
+    args: &'a SendPromptArgs,
+    caller: &'a Caller,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        self.audit.record(&SendRecord {
+            core_id: None,
+            address: RecordedAddress::Named(&self.args.address),
+            created_ms: self.args.created_ms,
+            landed_created_ms: None,
+            send_mode: None,
+            preflight_status: None,
+            outcome: Outcome::Unknown,
+            reason: ReasonCode::InternalError,
+            text: Some(&self.args.text),
+            argument: None,
+            caller: self.caller,
+            confirmed: None,
+        });
+    }
+}
+
+impl SendPromptOutput {
+    /// The output of one attempt, built once from its verdict.
+    fn new(args: &SendPromptArgs, attempt: Attempt) -> SendPromptOutput {
+        let Attempt {
+            preflight,
+            guard,
+            mode,
+            confirmation,
+            verdict,
+        } = attempt;
+        let (outcome, core_status, core_status_seq) = match &verdict {
+            Verdict::Sent(Accepted {
+                status, status_seq, ..
+            }) => (Outcome::Sent, Some(*status), Some(*status_seq)),
+            Verdict::NotSent(verdict::Refusal::StatusMismatch { actual, status_seq }) => {
+                (Outcome::NotSent, *actual, *status_seq)
+            }
+            Verdict::NotSent(_) => (Outcome::NotSent, None, None),
+            Verdict::Unknown(_) => (Outcome::Unknown, None, None),
+        };
+        let created_ms = preflight.as_ref().map(|p| p.created_ms).or(args.created_ms);
+        let landed_created_ms = match &verdict {
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(actual),
+                ..
+            }) => {
+                tracing::warn!(address = %printable(&args.address), approved_created_ms = created_ms, actual_created_ms = actual, "input landed in a new terminal lifetime at the same address");
+                Some(*actual)
+            }
+            Verdict::Sent(_) => created_ms,
+            _ => None,
+        };
+        SendPromptOutput {
+            outcome,
+            reason_code: verdict.code(),
+            reason: match &verdict {
+                // The dead end of idle-only mode: an agent that reports
+                // done after each task never becomes idle by itself.
+                Verdict::NotSent(verdict::Refusal::StatusMismatch {
+                    actual: Some(TerminalStatus::Done),
+                    ..
+                }) if mode == Some(SendMode::IdleOnly) => done_in_idle_only(&args.address),
+                _ => verdict.reason(&args.address, created_ms),
+            },
+            send_mode: mode,
+            preflight_status: preflight.as_ref().map(|p| p.status),
+            atomic_status_guard: guard,
+            core_status,
+            core_status_seq,
+            core_id: preflight.map(|p| p.core_id.to_string()),
+            address: args.address.clone(),
+            created_ms,
+            landed_created_ms,
+            chars: args.text.chars().count(),
+            confirmed: confirmation,
+            audit: AuditWrite::LogOnly,
+        }
+    }
+
+    /// The audit record of this answer.
+    fn record<'a>(&'a self, text: &'a str, caller: &'a Caller) -> SendRecord<'a> {
+        SendRecord {
+            core_id: self.core_id.as_deref(),
+            address: RecordedAddress::Named(&self.address),
+            created_ms: self.created_ms,
+            landed_created_ms: self
+                .landed_created_ms
+                .filter(|l| Some(*l) != self.created_ms),
+            send_mode: self.send_mode,
+            preflight_status: self.preflight_status,
+            outcome: self.outcome,
+            reason: self.reason_code,
+            text: Some(text),
+            argument: None,
+            caller,
+            confirmed: self.confirmed.as_ref(),
+        }
+    }
+}
+
+fn done_in_idle_only(address: &str) -> String {
+    let address = printable(address);
+    format!(
+        "hc refused atomically: the terminal was done, not idle; nothing was sent. This agent reports done after its work and may not become idle by itself, so waiting for idle may never end. Read its output (read_output); if follow-up prompts are wanted, the operator approves it for them with: herdr-core-mcp allow --mode normal {address}"
+    )
+}
+
+fn render(out: &SendPromptOutput) -> String {
+    let headline = match out.outcome {
+        Outcome::Sent if out.reason_code == ReasonCode::AcceptedOtherLifetime => {
+            "SENT, BUT TO ANOTHER TERMINAL LIFETIME"
+        }
+        Outcome::Sent => "SENT",
+        Outcome::NotSent => "NOT SENT",
+        Outcome::Unknown => "UNKNOWN (input may have landed)",
+    };
+    let mut text = format!(
+        "{headline}: {} [{}]\naddress={} created_ms={} mode={} preflight={} guard={}",
+        printable(&out.reason),
+        out.reason_code.as_str(),
+        printable(&out.address),
+        out.created_ms.map_or("-".to_owned(), |c| c.to_string()),
+        out.send_mode.map_or("-", SendMode::as_str),
+        out.preflight_status
+            .map_or("-".to_owned(), |s| s.to_string()),
+        out.atomic_status_guard.map_or("none", SendGuard::as_str),
+    );
+    if let (Some(status), Some(seq)) = (out.core_status, out.core_status_seq) {
+        text.push_str(&format!(" core_status={status} core_status_seq={seq}"));
+    }
+    if out.reason_code == ReasonCode::AcceptedOtherLifetime
+        && let Some(landed) = out.landed_created_ms
+    {
+        text.push_str(&format!(" landed_created_ms={landed}"));
+    }
+    if let Some(confirmed) = &out.confirmed {
+        text.push_str(&format!(
+            "\nconfirmed by a human through {} ({})",
+            confirmed.client.as_deref().unwrap_or("the client"),
+            match confirmed.via {
+                confirm::ConfirmVia::Elicitation => "elicitation",
+                confirm::ConfirmVia::InputRequired => "input-required retry",
+            }
+        ));
+    }
+    if out.audit == AuditWrite::NotWritten {
+        text.push_str("\naudit: not_written (auditLog could not be written; the line is kept and written first once it can be)");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_attempt_that_panics_still_leaves_its_audit_line_as_unknown() {
+        let captured = Captured::default();
+        let audit = Audit::open(Box::new(captured.clone()), None).unwrap();
+        let args = SendPromptArgs {
+            address: "t1".into(),
+            text: "a prompt".into(),
+            created_ms: Some(7),
+        };
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _unfinished = Unfinished {
+                audit: &audit,
+                args: &args,
+                caller: &Caller::stdio(),
+            };
+            panic!("a bug between dispatch and classification");
+        }));
+        assert!(panicked.is_err());
+        let written = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let line: serde_json::Value = serde_json::from_str(written.trim_end()).unwrap();
+        assert_eq!(line["outcome"], "unknown", "{line}");
+        assert_eq!(line["reason"], "internal_error", "{line}");
+        assert_eq!(line["address"], "t1");
+        assert_eq!(line["created_ms"], 7);
+        assert!(!written.contains("a prompt"));
+    }
+}

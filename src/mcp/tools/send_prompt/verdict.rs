@@ -1,0 +1,689 @@
+//! What a send attempt came to, as types: a [`Verdict`] (`Sent`,
+//! `NotSent(Refusal)`, `Unknown(Why)`), every reason as a [`ReasonCode`],
+//! and [`classify`], the pure function from hc's answer to a dispatched
+//! `terminal.send` to its verdict (contract section 5). Nothing here does
+//! I/O, so the whole rule is unit-tested without sockets.
+
+use std::fmt;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::InputRequiredResult;
+
+pub(crate) use crate::audit::ReasonCode;
+use crate::config::ConfigError;
+use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
+use crate::hc::{CoreError, CoreId, SendError};
+use crate::mcp::text::MAX_PROMPT_CHARS;
+
+/// How a send attempt ended.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// hc accepted the input (the task is not necessarily done).
+    Sent(Accepted),
+    /// Nothing was written.
+    NotSent(Refusal),
+    /// The request reached hc and no valid answer came back: the input may
+    /// have landed.
+    Unknown(Why),
+}
+
+/// hc's acceptance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Accepted {
+    /// What hc observed right after enqueueing.
+    pub status: TerminalStatus,
+    pub status_seq: u64,
+    /// Set when the input landed in another lifetime at the same address
+    /// than the one approved at preflight (the old terminal ended between
+    /// preflight and send): its created_ms.
+    pub other_lifetime: Option<i64>,
+}
+
+/// Why a dispatched send has no known outcome.
+#[derive(Debug)]
+pub(crate) struct Why(pub CoreError);
+
+/// Why nothing was sent. Every variant is NOT SENT: all but the last are
+/// decided before dispatch, and `StatusMismatch` is hc's validated refusal.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The caller's token may only read (no send scope).
+    InsufficientScope,
+    /// `auditLog` could not be written: no send goes unaudited.
+    AuditUnavailable,
+    TextEmpty,
+    TextTooLong {
+        chars: usize,
+    },
+    ControlCharacter {
+        index: usize,
+        character: char,
+    },
+    /// TAB or LF to a lifetime not approved for multi-line prompts.
+    LineControl {
+        index: usize,
+        character: char,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
+    },
+    /// The last reload found an invalid config.
+    ConfigInvalid {
+        why: Arc<ConfigError>,
+    },
+    NoCoreId {
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
+    },
+    /// The MCP request was cancelled before dispatch.
+    Cancelled,
+    /// The preflight `terminal.get` found no terminal at the address.
+    NotFound(CoreError),
+    /// The preflight `terminal.get` failed otherwise.
+    PreflightFailed(CoreError),
+    /// The preflight was answered by another core than `coreId`.
+    CoreIdMismatch {
+        live: CoreId,
+        configured: CoreId,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
+    },
+    LifetimeMismatch {
+        address: String,
+        expected: i64,
+        actual: i64,
+    },
+    Finished {
+        address: String,
+    },
+    /// The live lifetime is not approved; `status` is what it reports
+    /// (`unknown`: nothing, so no approval would let a prompt through).
+    NotApproved {
+        address: String,
+        created_ms: i64,
+        status: TerminalStatus,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
+    },
+    /// `normal` mode and a preflight status other than idle or done.
+    StatusNotAllowed {
+        status: TerminalStatus,
+    },
+    /// The connection picked to send belongs to another core (hc restarted
+    /// after the preflight); nothing was written.
+    CoreChanged {
+        expected: CoreId,
+        actual: CoreId,
+    },
+    /// hc could not be reached to send; nothing was written.
+    DispatchFailed(CoreError),
+    /// hc's atomic guard refused: nothing was written.
+    StatusMismatch {
+        actual: Option<TerminalStatus>,
+        status_seq: Option<u64>,
+    },
+    /// The approval asks a human: the 2026-07-28 client gets this question
+    /// and retries with the answer.
+    ConfirmationPending(Box<InputRequiredResult>),
+    /// The human declined (or accepted without confirming).
+    ConfirmationDeclined,
+    /// The human dismissed the question.
+    ConfirmationCancelled,
+    /// No answer in time.
+    ConfirmationTimeout {
+        timeout: Duration,
+        /// The config key that sets `timeout`.
+        key: &'static str,
+    },
+    /// This client cannot ask a human.
+    ConfirmationUnavailable {
+        why: String,
+    },
+    /// The retry's confirmation does not hold.
+    ConfirmationInvalid {
+        why: String,
+    },
+}
+
+impl Refusal {
+    pub(crate) fn code(&self) -> ReasonCode {
+        match self {
+            Refusal::InsufficientScope => ReasonCode::InsufficientScope,
+            Refusal::AuditUnavailable => ReasonCode::AuditUnavailable,
+            Refusal::TextEmpty => ReasonCode::TextEmpty,
+            Refusal::TextTooLong { .. } => ReasonCode::TextTooLong,
+            Refusal::ControlCharacter { .. } | Refusal::LineControl { .. } => {
+                ReasonCode::ControlCharacter
+            }
+            Refusal::ConfigInvalid { .. } => ReasonCode::ConfigInvalid,
+            Refusal::NoCoreId { .. } => ReasonCode::NoCoreId,
+            Refusal::Cancelled => ReasonCode::Cancelled,
+            Refusal::NotFound(_) => ReasonCode::NotFound,
+            Refusal::PreflightFailed(_) => ReasonCode::PreflightFailed,
+            Refusal::CoreIdMismatch { .. } | Refusal::CoreChanged { .. } => {
+                ReasonCode::CoreIdMismatch
+            }
+            Refusal::LifetimeMismatch { .. } => ReasonCode::LifetimeMismatch,
+            Refusal::Finished { .. } => ReasonCode::Finished,
+            Refusal::NotApproved { .. } => ReasonCode::NotApproved,
+            Refusal::StatusNotAllowed { .. } => ReasonCode::StatusNotAllowed,
+            Refusal::DispatchFailed(_) => ReasonCode::DispatchFailed,
+            Refusal::StatusMismatch { .. } => ReasonCode::StatusMismatch,
+            Refusal::ConfirmationPending(_) => ReasonCode::ConfirmationRequired,
+            Refusal::ConfirmationDeclined => ReasonCode::ConfirmationDeclined,
+            Refusal::ConfirmationCancelled => ReasonCode::ConfirmationCancelled,
+            Refusal::ConfirmationTimeout { .. } => ReasonCode::ConfirmationTimeout,
+            Refusal::ConfirmationUnavailable { .. } => ReasonCode::ConfirmationUnavailable,
+            Refusal::ConfirmationInvalid { .. } => ReasonCode::ConfirmationInvalid,
+        }
+    }
+}
+
+/// What happened and what to do next, as the model reads it.
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::InsufficientScope => write!(
+                f,
+                "this caller may only read: send_prompt needs the send scope (or HERDR_MCP_TOKEN); nothing was sent"
+            ),
+            Refusal::AuditUnavailable => write!(
+                f,
+                "the audit log (auditLog) cannot be written, and no send goes unaudited: nothing was sent. The operator checks the disk and the file (the server log says why); every attempt retries the write, and sends resume once it succeeds"
+            ),
+            Refusal::TextEmpty => write!(f, "text is empty"),
+            Refusal::TextTooLong { chars } => write!(
+                f,
+                "text has {chars} characters; at most {MAX_PROMPT_CHARS} are sent"
+            ),
+            Refusal::ControlCharacter { index, character } => write!(
+                f,
+                "text contains control character U+{:04X} at character {index}; control characters are never sent (no ESC, CR, NUL, DEL or C1; TAB and LF only where the operator allows multi-line prompts)",
+                u32::from(*character)
+            ),
+            Refusal::LineControl {
+                index,
+                character,
+                flag,
+            } => write!(
+                f,
+                "text contains {} (U+{:04X}) at character {index}, and this terminal takes one-line prompts only (multiline_allowed is false): without bracketed paste each line break is an Enter into whatever the line before started, and a TAB is a shell's completion key. Send one line; multi-line prompts need the operator's approval for this terminal (herdr-core-mcp allow --multiline{flag} ADDRESS), given only for programs that read a paste as one input",
+                if *character == '\t' { "TAB" } else { "LF" },
+                u32::from(*character)
+            ),
+            Refusal::ConfigInvalid { why } => write!(
+                f,
+                "sends are off until the config is fixed and reloaded (SIGHUP): {why}"
+            ),
+            Refusal::NoCoreId { flag } => write!(
+                f,
+                "no coreId is configured, so nothing can be sent: the operator approves terminals with herdr-core-mcp allow{flag} ADDRESS, which also sets coreId"
+            ),
+            Refusal::Cancelled => write!(
+                f,
+                "the request was cancelled before dispatch; nothing was sent"
+            ),
+            Refusal::NotFound(e) | Refusal::PreflightFailed(e) => {
+                write!(f, "preflight terminal.get failed: {e}")
+            }
+            Refusal::CoreIdMismatch {
+                live,
+                configured,
+                flag,
+            } => write!(
+                f,
+                "hc's core_id is {live}, not the configured coreId {configured} (hc restarted?); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow{flag} ADDRESS, which updates coreId"
+            ),
+            Refusal::LifetimeMismatch {
+                address,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "the terminal at {address} has created_ms {actual}, not {expected}: it is another terminal lifetime"
+            ),
+            Refusal::Finished { address } => write!(f, "the program in {address} has exited"),
+            Refusal::NotApproved {
+                address,
+                created_ms,
+                status: TerminalStatus::Unknown,
+                ..
+            } => write!(
+                f,
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist, and its program reports no status (a shell, or a program that does not speak OSC 7501); nothing was sent. Prompts go only to a program that reports idle (or done), so approving this terminal would not let one through"
+            ),
+            Refusal::NotApproved {
+                address,
+                created_ms,
+                flag,
+                ..
+            } => write!(
+                f,
+                "terminal {address} (created_ms {created_ms}) is not on sendAllowlist; nothing was sent: only the operator can approve it, with herdr-core-mcp allow{flag} {address}"
+            ),
+            Refusal::StatusNotAllowed { status } => write!(
+                f,
+                "the terminal is {status}; normal mode sends only to idle or done terminals"
+            ),
+            Refusal::CoreChanged { expected, actual } => write!(
+                f,
+                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
+            ),
+            Refusal::DispatchFailed(e) => {
+                write!(f, "could not reach hc to send, nothing was sent: {e}")
+            }
+            Refusal::StatusMismatch { actual, .. } => write!(
+                f,
+                "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)",
+                actual.map_or("another status".to_owned(), |s| s.to_string())
+            ),
+            Refusal::ConfirmationPending(_) => write!(
+                f,
+                "the operator asks a human to confirm each prompt to this terminal: the client was asked and retries with the answer; nothing was sent yet"
+            ),
+            Refusal::ConfirmationDeclined => write!(
+                f,
+                "the human declined this prompt; nothing was sent. Do not send it again unasked: tell the user, or change the prompt if they say so"
+            ),
+            Refusal::ConfirmationCancelled => {
+                write!(f, "the human dismissed the confirmation; nothing was sent")
+            }
+            Refusal::ConfirmationTimeout { timeout, key } => write!(
+                f,
+                "nobody confirmed this prompt within {} s ({key}); nothing was sent",
+                timeout.as_secs()
+            ),
+            Refusal::ConfirmationUnavailable { why } => write!(
+                f,
+                "the operator asks a human to confirm each prompt to this terminal, and {why}; nothing was sent (never sent unconfirmed). Use a client that supports elicitation (form mode)"
+            ),
+            Refusal::ConfirmationInvalid { why } => write!(
+                f,
+                "the confirmation was refused: {why}; nothing was sent. Call send_prompt again to be asked afresh"
+            ),
+        }
+    }
+}
+
+impl Verdict {
+    pub(crate) fn code(&self) -> ReasonCode {
+        match self {
+            Verdict::Sent(Accepted {
+                other_lifetime: None,
+                ..
+            }) => ReasonCode::Accepted,
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(_),
+                ..
+            }) => ReasonCode::AcceptedOtherLifetime,
+            Verdict::NotSent(refusal) => refusal.code(),
+            Verdict::Unknown(_) => ReasonCode::PostDispatchFailure,
+        }
+    }
+
+    /// What happened and what to do next.
+    pub(crate) fn reason(&self, address: &str, approved_created_ms: Option<i64>) -> String {
+        match self {
+            Verdict::Sent(Accepted {
+                other_lifetime: None,
+                ..
+            }) => "hc accepted the input; the task is not necessarily done: read_output (or wait for status) to follow it".into(),
+            Verdict::Sent(Accepted {
+                other_lifetime: Some(actual),
+                ..
+            }) => format!(
+                "SENT TO ANOTHER TERMINAL: hc accepted the input into a NEW terminal lifetime at {address} (created_ms {actual}), not the approved one (created_ms {}), which ended between the preflight and the send. hc names terminals by address only, so this cannot be prevented. The prompt was typed into a program nobody approved: read_output of {address} now and tell the operator",
+                approved_created_ms.map_or("-".to_owned(), |c| c.to_string())
+            ),
+            Verdict::NotSent(refusal) => refusal.to_string(),
+            Verdict::Unknown(Why(e)) => format!(
+                "the request reached hc but no valid acceptance came back ({e}); the input may have landed: read_output before deciding, do not resend blindly"
+            ),
+        }
+    }
+}
+
+/// The verdict of one dispatch attempt, from what the client reported.
+/// Only hc's validated `status_mismatch` is NOT SENT after dispatch; every
+/// other failure after dispatch is UNKNOWN; a failure before dispatch is
+/// NOT SENT. `approved_created_ms` is the lifetime the preflight approved.
+pub(crate) fn classify(answer: Result<SendResult, SendError>, approved_created_ms: i64) -> Verdict {
+    match answer {
+        Ok(result) => Verdict::Sent(Accepted {
+            status: result.status,
+            status_seq: result.status_seq,
+            other_lifetime: (result.created_ms != approved_created_ms).then_some(result.created_ms),
+        }),
+        Err(SendError::NotDispatched(CoreError::CoreChanged { expected, actual })) => {
+            Verdict::NotSent(Refusal::CoreChanged { expected, actual })
+        }
+        Err(SendError::NotDispatched(e)) => Verdict::NotSent(Refusal::DispatchFailed(e)),
+        Err(SendError::Dispatched(e)) if e.hc_kind() == Some(ErrorKind::StatusMismatch) => {
+            let data = match &e {
+                CoreError::Rpc { data, .. } => data.as_ref(),
+                _ => None,
+            };
+            Verdict::NotSent(Refusal::StatusMismatch {
+                actual: data
+                    .and_then(|d| d.get("actual"))
+                    .and_then(|s| serde_json::from_value(s.clone()).ok()),
+                status_seq: data
+                    .and_then(|d| d.get("status_seq"))
+                    .and_then(serde_json::Value::as_u64),
+            })
+        }
+        Err(SendError::Dispatched(e)) => Verdict::Unknown(Why(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `classify` over every answer the client can report, without sockets.
+
+    use std::path::PathBuf;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::hc::wire::Method;
+
+    fn core(id: &str) -> CoreId {
+        CoreId::try_from(id.to_owned()).unwrap()
+    }
+
+    fn accepted(created_ms: i64) -> SendResult {
+        serde_json::from_value(json!({
+            "address": "t1", "created_ms": created_ms, "accepted": true,
+            "status": "working", "status_seq": 8
+        }))
+        .unwrap()
+    }
+
+    fn rpc(code: i64, message: &str, data: Option<Value>) -> CoreError {
+        CoreError::Rpc {
+            method: Method::Send,
+            code,
+            message: message.to_owned(),
+            kind: ErrorKind::classify(code, data.as_ref()),
+            data,
+        }
+    }
+
+    fn status_mismatch() -> CoreError {
+        rpc(
+            -32000,
+            "status_mismatch",
+            Some(
+                json!({"kind": "status_mismatch", "address": "t1", "expected": "idle",
+                     "actual": "done", "status_seq": 5}),
+            ),
+        )
+    }
+
+    /// Every failure the core client can report, except hc's validated
+    /// `status_mismatch`.
+    fn every_other_failure() -> Vec<CoreError> {
+        let path = PathBuf::from("/run/hc.sock");
+        let io = || std::io::Error::other("boom");
+        let mut all = vec![
+            CoreError::SocketMissing { path: path.clone() },
+            CoreError::NotListening { path: path.clone() },
+            CoreError::Connect {
+                path: path.clone(),
+                source: io(),
+            },
+            CoreError::HandshakePin {
+                path: path.clone(),
+                what: "version",
+                expected: "0.1.15".into(),
+                actual: "0.1.14".into(),
+            },
+            CoreError::HandshakeRefused {
+                path: path.clone(),
+                detail: "no".into(),
+            },
+            CoreError::Timeout {
+                path: path.clone(),
+                method: Method::Send,
+                timeout_ms: 5,
+            },
+            CoreError::ReplyTooLarge {
+                path: path.clone(),
+                method: Method::Send,
+            },
+            CoreError::Protocol {
+                path: path.clone(),
+                method: Method::Send,
+                detail: "bad".into(),
+            },
+            CoreError::Closed {
+                path: path.clone(),
+                method: Method::Send,
+            },
+            CoreError::Io {
+                path,
+                method: Method::Send,
+                source: io(),
+            },
+            // status_mismatch that hc did not fully validate is not a refusal.
+            rpc(-32000, "status_mismatch", None),
+            rpc(-32000, "status_mismatch", Some(json!({"kind": "busy"}))),
+            rpc(
+                -32001,
+                "status_mismatch",
+                Some(json!({"kind": "status_mismatch"})),
+            ),
+            rpc(-32603, "internal error", None),
+        ];
+        for kind in [
+            ErrorKind::NotFound,
+            ErrorKind::Finished,
+            ErrorKind::Blocked,
+            ErrorKind::Busy,
+            ErrorKind::UnsupportedGeneration,
+            ErrorKind::Internal,
+        ] {
+            all.push(rpc(
+                kind.code(),
+                kind.name(),
+                Some(json!({"kind": kind.name()})),
+            ));
+        }
+        all
+    }
+
+    #[test]
+    fn an_acceptance_is_sent_and_says_which_lifetime_got_it() {
+        let Verdict::Sent(same) = classify(Ok(accepted(100)), 100) else {
+            panic!("not sent")
+        };
+        assert_eq!(
+            same,
+            Accepted {
+                status: TerminalStatus::Working,
+                status_seq: 8,
+                other_lifetime: None
+            }
+        );
+        let Verdict::Sent(other) = classify(Ok(accepted(200)), 100) else {
+            panic!("not sent")
+        };
+        assert_eq!(other.other_lifetime, Some(200));
+    }
+
+    #[test]
+    fn only_a_validated_status_mismatch_after_dispatch_is_not_sent() {
+        let verdict = classify(Err(SendError::Dispatched(status_mismatch())), 1);
+        let Verdict::NotSent(Refusal::StatusMismatch { actual, status_seq }) = verdict else {
+            panic!("{verdict:?}")
+        };
+        assert_eq!(actual, Some(TerminalStatus::Done));
+        assert_eq!(status_seq, Some(5));
+        for failure in every_other_failure() {
+            let shown = failure.to_string();
+            let verdict = classify(Err(SendError::Dispatched(failure)), 1);
+            assert!(
+                matches!(verdict, Verdict::Unknown(_)),
+                "{shown}: {verdict:?}"
+            );
+            assert_eq!(verdict.code(), ReasonCode::PostDispatchFailure);
+        }
+    }
+
+    #[test]
+    fn the_message_text_never_decides_a_status_mismatch() {
+        // A real core puts human text in `message` (and a hint in `data`): code
+        // and `data.kind` decide, whatever the text says.
+        for message in [
+            "status_mismatch",
+            "terminal t1 is working, not idle",
+            "busy",
+            "",
+        ] {
+            let data = json!({"kind": "status_mismatch", "hint": "see `hc schema`",
+            "address": "t1", "expected": "idle", "actual": "done", "status_seq": 5});
+            let verdict = classify(
+                Err(SendError::Dispatched(rpc(-32000, message, Some(data)))),
+                1,
+            );
+            assert!(
+                matches!(verdict, Verdict::NotSent(Refusal::StatusMismatch { .. })),
+                "{message:?}: {verdict:?}"
+            );
+        }
+        // And a kind's name in `message` without `data.kind` proves nothing.
+        let verdict = classify(
+            Err(SendError::Dispatched(rpc(-32000, "status_mismatch", None))),
+            1,
+        );
+        assert!(matches!(verdict, Verdict::Unknown(_)), "{verdict:?}");
+    }
+
+    #[test]
+    fn every_failure_before_dispatch_is_not_sent() {
+        for failure in every_other_failure().into_iter().chain([status_mismatch()]) {
+            let verdict = classify(Err(SendError::NotDispatched(failure)), 1);
+            assert_eq!(verdict.code(), ReasonCode::DispatchFailed, "{verdict:?}");
+        }
+        let changed = CoreError::CoreChanged {
+            expected: core("c1"),
+            actual: core("c2"),
+        };
+        let verdict = classify(Err(SendError::NotDispatched(changed)), 1);
+        assert_eq!(verdict.code(), ReasonCode::CoreIdMismatch);
+        assert_eq!(
+            verdict.reason("t1", Some(1)),
+            "hc's core_id is now c2, not the configured c1 (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
+        );
+    }
+
+    #[test]
+    fn a_mismatch_without_its_status_still_says_nothing_was_sent() {
+        let bare = rpc(
+            -32000,
+            "status_mismatch",
+            Some(json!({"kind": "status_mismatch"})),
+        );
+        let verdict = classify(Err(SendError::Dispatched(bare)), 1);
+        assert_eq!(
+            verdict.reason("t1", Some(1)),
+            "hc refused atomically: the terminal was another status, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)"
+        );
+    }
+
+    #[test]
+    fn every_reason_reads_as_pinned() {
+        let path = PathBuf::from("/run/hc.sock");
+        let not_found = || {
+            rpc(
+                -32001,
+                "not_found",
+                Some(json!({"kind": "not_found", "address": "t9"})),
+            )
+        };
+        let verdicts = vec![
+            classify(Ok(accepted(100)), 100),
+            classify(Ok(accepted(200)), 100),
+            Verdict::NotSent(Refusal::TextEmpty),
+            Verdict::NotSent(Refusal::TextTooLong { chars: 16_001 }),
+            Verdict::NotSent(Refusal::ControlCharacter {
+                index: 3,
+                character: '\u{1b}',
+            }),
+            Verdict::NotSent(Refusal::LineControl {
+                index: 3,
+                character: '\n',
+                flag: String::new(),
+            }),
+            Verdict::NotSent(Refusal::LineControl {
+                index: 0,
+                character: '\t',
+                flag: " --config /home/op/hc-test.json".into(),
+            }),
+            Verdict::NotSent(Refusal::ConfigInvalid {
+                why: std::sync::Arc::new(crate::config::ConfigError::Invalid {
+                    path: "/c.json".into(),
+                    invalid: crate::config::Invalid {
+                        key: "coreId".into(),
+                        problem: "must be 1-128 printable ASCII characters".into(),
+                    },
+                }),
+            }),
+            Verdict::NotSent(Refusal::NoCoreId {
+                flag: String::new(),
+            }),
+            Verdict::NotSent(Refusal::Cancelled),
+            Verdict::NotSent(Refusal::NotFound(not_found())),
+            Verdict::NotSent(Refusal::PreflightFailed(CoreError::SocketMissing {
+                path: path.clone(),
+            })),
+            Verdict::NotSent(Refusal::CoreIdMismatch {
+                live: core("c2"),
+                configured: core("c1"),
+                flag: String::new(),
+            }),
+            Verdict::NotSent(Refusal::LifetimeMismatch {
+                address: "t1".into(),
+                expected: 99,
+                actual: 100,
+            }),
+            Verdict::NotSent(Refusal::Finished {
+                address: "t1".into(),
+            }),
+            Verdict::NotSent(Refusal::NotApproved {
+                address: "t1".into(),
+                created_ms: 100,
+                status: TerminalStatus::Idle,
+                flag: " --config /home/op/hc-test.json".into(),
+            }),
+            Verdict::NotSent(Refusal::NotApproved {
+                address: "t2".into(),
+                created_ms: 100,
+                status: TerminalStatus::Unknown,
+                flag: String::new(),
+            }),
+            Verdict::NotSent(Refusal::StatusNotAllowed {
+                status: TerminalStatus::Working,
+            }),
+            classify(
+                Err(SendError::NotDispatched(CoreError::CoreChanged {
+                    expected: core("c1"),
+                    actual: core("c2"),
+                })),
+                100,
+            ),
+            classify(
+                Err(SendError::NotDispatched(CoreError::NotListening { path })),
+                100,
+            ),
+            classify(Err(SendError::Dispatched(status_mismatch())), 100),
+            classify(Err(SendError::Dispatched(not_found())), 100),
+        ];
+        let pinned: Vec<String> = verdicts
+            .iter()
+            .map(|v| format!("{}: {}", v.code().as_str(), v.reason("t1", Some(100))))
+            .collect();
+        insta::assert_snapshot!(pinned.join("\n"));
+    }
+}

@@ -1,0 +1,354 @@
+//! `wait_for_status`: waits until any of 1-16 targets reaches a wanted
+//! state after a given `status_seq`, finishes, disappears, or the timeout
+//! passes. One round of the wait engine is one `terminal.get` per target;
+//! the engine (`wait`) owns the deadline, backoff, progress and
+//! cancellation.
+
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::mcp::arguments::address;
+use tokio::time::Instant;
+
+mod output;
+
+pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
+
+use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
+use super::wait::{self, Ended, Limits, Poll, Watch};
+use crate::escape::printable;
+use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
+use crate::hc::{CoreId, HcClient};
+use crate::mcp::Tools;
+use crate::mcp::error::{ToolError, structured};
+use crate::mcp::text::tail_chars;
+
+/// Most targets one wait may watch.
+pub(crate) const MAX_TARGETS: usize = 16;
+const MIN_TIMEOUT_MS: u64 = 100;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+const DEFAULT_TIMEOUT_MS: u64 = 50_000;
+/// The states that end a wait when `until` is not given.
+const DEFAULT_UNTIL: [UntilStatus; 4] = [
+    UntilStatus::Done,
+    UntilStatus::Blocked,
+    UntilStatus::Error,
+    UntilStatus::Idle,
+];
+
+/// The states a wait can stop on (`unknown` is not one: it only means the
+/// program never reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum UntilStatus {
+    Idle,
+    Done,
+    Blocked,
+    Error,
+    Working,
+}
+
+impl UntilStatus {
+    fn matches(self, status: TerminalStatus) -> bool {
+        matches!(
+            (self, status),
+            (UntilStatus::Idle, TerminalStatus::Idle)
+                | (UntilStatus::Done, TerminalStatus::Done)
+                | (UntilStatus::Blocked, TerminalStatus::Blocked)
+                | (UntilStatus::Error, TerminalStatus::Error)
+                | (UntilStatus::Working, TerminalStatus::Working)
+        )
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitTarget {
+    /// Terminal address, e.g. "t1" or "machine/t7".
+    #[serde(deserialize_with = "address")]
+    #[schemars(length(min = 1, max = 128))]
+    pub address: String,
+    /// The terminal's created_ms: the wait ends with `lifetime_mismatch` if
+    /// the terminal at `address` is another lifetime.
+    pub created_ms: Option<i64>,
+    /// Only a status with a status_seq greater than this counts. Pass
+    /// send_prompt's core_status_seq so a `done` from the previous task
+    /// never satisfies the wait. Without it the current state counts.
+    pub after_seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitForStatusArgs {
+    /// 1-16 terminals to watch; the wait ends when ANY of them qualifies.
+    /// Omitted: every approved terminal that is live when the call starts,
+    /// each counted after its status_seq then, so the wait ends at the
+    /// first change of any of them into an `until` state (the answer's
+    /// `address` says which).
+    pub targets: Option<Vec<WaitTarget>>,
+    /// States that end the wait. Default ["done", "blocked", "error", "idle"].
+    #[schemars(extend("default" = ["done", "blocked", "error", "idle"]))]
+    pub until: Option<Vec<UntilStatus>>,
+    /// Longest wait, 100-600000 ms (never above the operator's waitMaxMs).
+    /// Default 50000: under the 60 s many hosts give one tool call. Keep it
+    /// under your host's limit, and call again to wait longer.
+    #[schemars(range(min = 100, max = 600000), extend("default" = DEFAULT_TIMEOUT_MS))]
+    pub timeout_ms: Option<u64>,
+    /// Also return the screen of the target that ended the wait.
+    #[serde(default)]
+    #[schemars(extend("default" = false))]
+    pub include_output: bool,
+    /// With include_output: at most this many characters (the END of the
+    /// screen), 1-32768. Default 12000.
+    #[schemars(range(min = 1, max = 32768), extend("default" = DEFAULT_READ_CHARS))]
+    pub max_chars: Option<u32>,
+}
+
+/// The validated arguments.
+struct StatusPlan {
+    targets: Vec<WaitTarget>,
+    until: Vec<UntilStatus>,
+    timeout: Duration,
+    max_chars: usize,
+    include_output: bool,
+}
+
+impl StatusPlan {
+    fn new(
+        targets: Vec<WaitTarget>,
+        args: WaitForStatusArgs,
+        wait_max: Duration,
+    ) -> Result<StatusPlan, ToolError> {
+        if targets.is_empty() || targets.len() > MAX_TARGETS {
+            return Err(ToolError::invalid(
+                "targets",
+                format!(
+                    "must hold 1 to {MAX_TARGETS} entries, got {}",
+                    targets.len()
+                ),
+            ));
+        }
+        let until = args.until.unwrap_or_else(|| DEFAULT_UNTIL.to_vec());
+        if until.is_empty() {
+            return Err(ToolError::invalid("until", "must name at least one state"));
+        }
+        let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if !(MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
+            return Err(ToolError::invalid(
+                "timeout_ms",
+                format!("must be between {MIN_TIMEOUT_MS} and {MAX_TIMEOUT_MS}, got {timeout_ms}"),
+            ));
+        }
+        let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
+        if !(1..=MAX_READ_CHARS).contains(&max_chars) {
+            return Err(ToolError::invalid(
+                "max_chars",
+                format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
+            ));
+        }
+        Ok(StatusPlan {
+            targets,
+            until,
+            timeout: Duration::from_millis(timeout_ms).min(wait_max),
+            max_chars: max_chars as usize,
+            include_output: args.include_output,
+        })
+    }
+}
+
+/// The targets' last seen records; done when one of them qualifies. Each
+/// target is bound to one lifetime: its created_ms, else the first one
+/// seen at its address, on the first core seen, so a wait never follows an
+/// address into another terminal or a restarted hc.
+struct StatusWatch<'a> {
+    plan: &'a StatusPlan,
+    last: Vec<Option<TerminalRecord>>,
+    /// Each target's lifetime (created_ms), once known.
+    bound: Vec<Option<i64>>,
+    /// The core the wait is bound to: the first one that answered.
+    core: Option<CoreId>,
+    core_id: String,
+}
+
+impl Watch for StatusWatch<'_> {
+    /// The index of the target that ended the wait, and how.
+    type Done = (usize, WaitOutcome);
+
+    async fn poll(&mut self, client: &HcClient) -> Result<Poll<Self::Done>, ToolError> {
+        let mut changed = false;
+        let mut ending = None;
+        let mut answered = false;
+        for (i, target) in self.plan.targets.iter().enumerate() {
+            let outcome = match client.get(&target.address).await {
+                Ok(answer) => {
+                    answered = true;
+                    let core = &answer.core.core_id;
+                    self.core_id = core.to_string();
+                    if *self.core.get_or_insert_with(|| core.clone()) != *core {
+                        return Ok(Poll::Done((i, WaitOutcome::CoreRestarted)));
+                    }
+                    let record = answer.value;
+                    changed |= self.last[i].as_ref().map(|r| (r.status, r.status_seq))
+                        != Some((record.status, record.status_seq));
+                    let bound = *self.bound[i].get_or_insert(record.created_ms);
+                    let outcome = judge(target, bound, &record, &self.plan.until);
+                    self.last[i] = Some(record);
+                    outcome
+                }
+                Err(e) if e.hc_kind() == Some(ErrorKind::NotFound) => Some(WaitOutcome::Gone),
+                Err(e) => return Err(e.into()),
+            };
+            if ending.is_none() {
+                ending = outcome.map(|outcome| (i, outcome));
+            }
+        }
+        if !answered {
+            let core = client.hello().await?.core_id.clone();
+            self.core_id = core.to_string();
+            if self.core.as_ref().is_some_and(|bound| *bound != core) {
+                return Ok(Poll::Done((0, WaitOutcome::CoreRestarted)));
+            }
+        }
+        Ok(match ending {
+            Some(done) => Poll::Done(done),
+            None => Poll::Pending { changed },
+        })
+    }
+
+    fn progress(&self) -> String {
+        let states: Vec<String> = self
+            .plan
+            .targets
+            .iter()
+            .zip(&self.last)
+            .map(|(t, r)| match r {
+                Some(r) => format!(
+                    "{}: {} (seq {})",
+                    printable(&t.address),
+                    r.status,
+                    r.status_seq
+                ),
+                None => format!("{}: not seen", printable(&t.address)),
+            })
+            .collect();
+        states.join(", ")
+    }
+}
+
+/// Whether this record ends the wait for a target bound to the lifetime
+/// `bound`, and how.
+fn judge(
+    target: &WaitTarget,
+    bound: i64,
+    record: &TerminalRecord,
+    until: &[UntilStatus],
+) -> Option<WaitOutcome> {
+    if record.created_ms != bound {
+        return Some(WaitOutcome::LifetimeMismatch);
+    }
+    if record.is_finished() {
+        return Some(WaitOutcome::Finished);
+    }
+    let fresh = target
+        .after_seq
+        .is_none_or(|after| record.status_seq > after);
+    (fresh && until.iter().any(|u| u.matches(record.status))).then_some(WaitOutcome::Reached)
+}
+
+pub(crate) async fn run(
+    tools: &Tools,
+    args: WaitForStatusArgs,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let wait_max = tools.app().loaded().config().wait_max();
+    let mut args = args;
+    let targets = match args.targets.take() {
+        Some(targets) => targets,
+        None => approved_live(tools).await?,
+    };
+    let plan = StatusPlan::new(targets, args, wait_max)?;
+    let started = Instant::now();
+    let mut watch = StatusWatch {
+        plan: &plan,
+        last: vec![None; plan.targets.len()],
+        bound: plan.targets.iter().map(|t| t.created_ms).collect(),
+        core: None,
+        core_id: String::new(),
+    };
+    let client = tools.app().client();
+    let ended = wait::run(
+        client,
+        tools.wait_permits(),
+        &mut watch,
+        Limits::new(plan.timeout),
+        context,
+    )
+    .await?;
+    let (ending, outcome) = match ended {
+        Ended::Done((i, outcome)) => (Some(i), outcome),
+        Ended::Timeout => (None, WaitOutcome::Timeout),
+    };
+    let screen = match ending {
+        Some(i) if plan.include_output && watch.last[i].is_some() => {
+            Some(read_screen(client, &plan.targets[i].address, plan.max_chars).await?)
+        }
+        _ => None,
+    };
+    let output = WaitForStatusOutput::new(&watch, outcome, ending, screen, started.elapsed());
+    let text = output::render(&output);
+    Ok(structured(&output, text, false))
+}
+
+/// The targets of a wait that names none: every approved terminal live
+/// now, each after its current status_seq (so only a change after the
+/// call starts counts), bound to its lifetime.
+async fn approved_live(tools: &Tools) -> Result<Vec<WaitTarget>, ToolError> {
+    let Some(terminals) = tools.approved_live().await? else {
+        return Err(ToolError::invalid(
+            "targets",
+            "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on",
+        ));
+    };
+    let targets: Vec<WaitTarget> = terminals
+        .into_iter()
+        .map(|t| WaitTarget {
+            address: t.address,
+            created_ms: Some(t.created_ms),
+            after_seq: Some(t.status_seq),
+        })
+        .collect();
+    match targets.len() {
+        0 => Err(ToolError::invalid(
+            "targets",
+            "omitted, but no approved terminal is live now: name the targets to wait on",
+        )),
+        n if n > MAX_TARGETS => Err(ToolError::invalid(
+            "targets",
+            format!(
+                "omitted, but {n} approved terminals are live, more than {MAX_TARGETS}: name up to {MAX_TARGETS} targets"
+            ),
+        )),
+        _ => Ok(targets),
+    }
+}
+
+async fn read_screen(
+    client: &HcClient,
+    address: &str,
+    max_chars: usize,
+) -> Result<Screen, ToolError> {
+    let screen = client.read(address).await?.value;
+    let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars);
+    Ok(Screen {
+        text: text.to_owned(),
+        total_chars,
+        truncated,
+        complete: screen.complete,
+        notice: UNTRUSTED_NOTICE.to_owned(),
+    })
+}

@@ -1,0 +1,143 @@
+//! What `wait_for_status` answers: the outcome, the target that ended the
+//! wait, every target's last seen state, and optionally a screen.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::StatusWatch;
+use crate::escape::{printable, printable_lines};
+use crate::hc::wire::{TerminalRecord, TerminalStatus};
+use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
+use crate::mcp::tools::wait;
+
+/// How a status wait ended: `reached` (a target reached an `until`
+/// state), `timeout`, `finished` (a target's program exited), `gone` (its
+/// terminal no longer exists), `lifetime_mismatch` (another lifetime is at
+/// the address) or `core_restarted` (hc restarted during the wait).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WaitOutcome {
+    /// A target reached one of the `until` states.
+    Reached,
+    /// Nothing qualified within timeout_ms.
+    Timeout,
+    /// A target's program exited.
+    Finished,
+    /// A target's terminal no longer exists.
+    Gone,
+    /// The terminal at a target's address is another lifetime than the one
+    /// waited on: created_ms, or the first one the wait saw.
+    LifetimeMismatch,
+    /// hc restarted (another core_id) during the wait: every terminal the
+    /// wait saw is gone, even where a new one has the same address.
+    CoreRestarted,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct TargetState {
+    pub address: String,
+    pub created_ms: Option<i64>,
+    /// Last status seen; null if the target was never seen.
+    pub status: Option<TerminalStatus>,
+    pub status_seq: Option<u64>,
+    pub finished: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct Screen {
+    pub text: String,
+    pub total_chars: usize,
+    pub truncated: bool,
+    pub complete: bool,
+    pub notice: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct WaitForStatusOutput {
+    pub outcome: WaitOutcome,
+    pub core_id: String,
+    /// The target that ended the wait (null on timeout).
+    pub address: Option<String>,
+    pub created_ms: Option<i64>,
+    pub status: Option<TerminalStatus>,
+    pub status_seq: Option<u64>,
+    pub elapsed_ms: u64,
+    /// The timeout actually applied.
+    pub timeout_ms: u64,
+    /// Every target's last seen state.
+    pub targets: Vec<TargetState>,
+    /// With include_output: the ending target's screen.
+    pub output: Option<Screen>,
+}
+
+impl WaitForStatusOutput {
+    pub(super) fn new(
+        watch: &StatusWatch<'_>,
+        outcome: WaitOutcome,
+        ending: Option<usize>,
+        output: Option<Screen>,
+        elapsed: Duration,
+    ) -> WaitForStatusOutput {
+        let plan = watch.plan;
+        let ended_by = ending.map(|i| (&plan.targets[i], watch.last[i].as_ref()));
+        WaitForStatusOutput {
+            outcome,
+            core_id: watch.core_id.clone(),
+            address: ended_by.map(|(t, _)| t.address.clone()),
+            created_ms: ended_by.and_then(|(t, r)| r.map(|r| r.created_ms).or(t.created_ms)),
+            status: ended_by.and_then(|(_, r)| r.map(|r| r.status)),
+            status_seq: ended_by.and_then(|(_, r)| r.map(|r| r.status_seq)),
+            elapsed_ms: wait::millis(elapsed),
+            timeout_ms: wait::millis(plan.timeout),
+            targets: plan
+                .targets
+                .iter()
+                .zip(&watch.last)
+                .map(|(t, r)| TargetState {
+                    address: t.address.clone(),
+                    created_ms: r.as_ref().map(|r| r.created_ms).or(t.created_ms),
+                    status: r.as_ref().map(|r| r.status),
+                    status_seq: r.as_ref().map(|r| r.status_seq),
+                    finished: r.as_ref().is_some_and(TerminalRecord::is_finished),
+                })
+                .collect(),
+            output,
+        }
+    }
+}
+
+pub(super) fn render(out: &WaitForStatusOutput) -> String {
+    let mut text = match (&out.address, out.status, out.status_seq) {
+        (Some(address), Some(status), Some(seq)) => format!(
+            "{:?}: {} is {status} (seq {seq}) after {} ms",
+            out.outcome,
+            printable(address),
+            out.elapsed_ms
+        ),
+        (Some(address), _, _) => format!(
+            "{:?}: {} after {} ms",
+            out.outcome,
+            printable(address),
+            out.elapsed_ms
+        ),
+        _ => format!("{:?} after {} ms", out.outcome, out.elapsed_ms),
+    };
+    for t in &out.targets {
+        text.push_str(&format!(
+            "\n  {}: {} seq={}{}",
+            printable(&t.address),
+            t.status.map_or("-".to_owned(), |s| s.to_string()),
+            t.status_seq.map_or("-".to_owned(), |s| s.to_string()),
+            if t.finished { " finished" } else { "" }
+        ));
+    }
+    if let Some(screen) = &out.output {
+        text.push_str(&format!(
+            "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
+            printable_lines(&screen.text)
+        ));
+    }
+    text
+}

@@ -1,0 +1,156 @@
+//! The whole HTTP surface as one service, [`Front`]: every request crosses
+//! the steps the folder's face lists, in that order, and each response is
+//! finished here (`Connection: close` on refusals, a JSON-RPC 413).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
+use http::{HeaderValue, StatusCode};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::body::{self, MAX_BODY_BYTES};
+use super::endpoint::HttpEndpoint;
+use super::{gate, refusals};
+use crate::mcp::{HerdrServer, Tools};
+
+/// The one MCP endpoint.
+pub(crate) const MCP_PATH: &str = "/mcp";
+/// Authenticated requests in flight at once; more queue behind them.
+const MAX_IN_FLIGHT: usize = 256;
+
+/// The whole HTTP surface: every request crosses the same steps, in one
+/// service (no router, no middleware boxes: each would cost allocations on
+/// every call).
+pub(crate) struct Front {
+    refusals: refusals::RefusalLog,
+    gate: gate::Gate,
+    tools: Arc<Tools>,
+    /// Requests past the gate and the body read, in flight at once.
+    in_flight: Semaphore,
+    mcp: StreamableHttpService<HerdrServer, LocalSessionManager>,
+}
+
+impl Front {
+    pub(super) fn new(
+        tools: Arc<Tools>,
+        endpoint: &HttpEndpoint,
+        stop: CancellationToken,
+    ) -> Front {
+        // Host and Origin are enforced once, by the gate, before
+        // authentication (spec order); rmcp's own checks are turned off so
+        // they cannot disagree.
+        let mcp_config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(MAX_BODY_BYTES)
+            .with_cancellation_token(stop);
+        let server_tools = Arc::clone(&tools);
+        let mcp = StreamableHttpService::new(
+            move || Ok(HerdrServer::new(Arc::clone(&server_tools))),
+            Arc::new(LocalSessionManager::default()),
+            mcp_config,
+        );
+        Front {
+            refusals: refusals::RefusalLog::default(),
+            gate: gate::Gate::new(&endpoint.config, endpoint.auth.clone()),
+            tools,
+            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+            mcp,
+        }
+    }
+
+    /// One request, through the steps the module's head lists.
+    pub(super) async fn serve(&self, request: Request) -> Response {
+        let mut response = refusals::log(&self.refusals, request, |request| {
+            gate::gate(&self.gate, request, |request| {
+                body::buffer(&self.tools, request, |request| self.route(request))
+            })
+        })
+        .await;
+        response
+            .headers_mut()
+            .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+
+    /// `/mcp` to rmcp's service, everything else 404, at most
+    /// [`MAX_IN_FLIGHT`] at once (the rest wait their turn).
+    async fn route(&self, request: Request) -> Response {
+        let _permit = self.in_flight.acquire().await;
+        if request.uri().path() == MCP_PATH {
+            self.mcp.handle(request).await.map(Body::new)
+        } else {
+            not_found()
+        }
+    }
+}
+
+/// Refusals end their connection: a client that was refused starts afresh,
+/// and a refused socket does not keep a slot.
+const CLOSING: [StatusCode; 10] = [
+    StatusCode::BAD_REQUEST,
+    StatusCode::UNAUTHORIZED,
+    StatusCode::FORBIDDEN,
+    StatusCode::NOT_FOUND,
+    StatusCode::METHOD_NOT_ALLOWED,
+    StatusCode::REQUEST_TIMEOUT,
+    StatusCode::PAYLOAD_TOO_LARGE,
+    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+    StatusCode::TOO_MANY_REQUESTS,
+    StatusCode::SERVICE_UNAVAILABLE,
+];
+
+/// Every response on its way out: `Connection: close` on refusals, and a
+/// 413 (whoever answered it) says in JSON-RPC which limit was hit.
+pub(super) fn finish_response(mut response: Response) -> Response {
+    let status = response.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        response = too_large();
+    }
+    if CLOSING.contains(&status) {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Any path but `/mcp` (a trailing slash included): a short body names the
+/// endpoint, for whoever reads the 404.
+fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        format!("Not found: the MCP endpoint of this server is {MCP_PATH}.\n"),
+    )
+        .into_response()
+}
+
+fn too_large() -> Response {
+    let message = format!(
+        "Request body over {MAX_BODY_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
+    );
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": message},
+    });
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body.to_string(),
+    )
+        .into_response()
+}
