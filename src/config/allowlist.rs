@@ -3,36 +3,9 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::error::{Invalid, invalid};
 use super::raw::RawLifetime;
-
-/// How `send_prompt` guards its input, an operator setting (never a tool
-/// argument): `idle-only` sends only into an idle terminal, with hc's
-/// atomic `if: "idle"` guard; `normal` also into a done one, where hc has
-/// no atomic guard.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum SendMode {
-    /// Only into an idle terminal, with hc's atomic `if: "idle"` guard.
-    #[default]
-    IdleOnly,
-    /// Into an idle or done terminal; `done` has no atomic guard in hc.
-    Normal,
-}
-
-impl SendMode {
-    /// The mode as the config spells it: `idle-only` or `normal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SendMode::IdleOnly => "idle-only",
-            SendMode::Normal => "normal",
-        }
-    }
-}
+use super::send_mode::SendMode;
 
 /// One terminal lifetime: hc reuses addresses, so the address alone never
 /// approves anything.

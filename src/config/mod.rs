@@ -11,10 +11,11 @@ mod file;
 mod http;
 mod lock;
 mod raw;
+mod send_mode;
 mod validated;
 
 pub use allowlist::Approval;
-pub(crate) use allowlist::{SendMode, TerminalLifetime};
+pub(crate) use allowlist::TerminalLifetime;
 pub use auth::HttpAuth;
 pub(crate) use auth::{Introspection, OAuthConfig, is_loopback};
 pub(crate) use error::ConfigError;
@@ -25,6 +26,7 @@ pub(crate) use http::HttpConfig;
 pub(crate) use lock::{LockError, lock};
 pub use raw::RawConfig;
 pub(crate) use raw::{RawHttp, RawTransport};
+pub(crate) use send_mode::SendMode;
 pub use validated::{Config, Transport};
 
 #[cfg(test)]

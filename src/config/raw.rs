@@ -14,8 +14,8 @@ use figment::Figment;
 use figment::providers::{Format, Json};
 use serde::{Deserialize, Serialize};
 
-use super::allowlist::SendMode;
 use super::error::ConfigError;
+use super::send_mode::SendMode;
 use crate::json_keys::{self, Repeat, Walked};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::allowlist::{Approval, SendMode, TerminalLifetime, allowlist};
+use super::allowlist::{Approval, TerminalLifetime, allowlist};
 use super::error::{ConfigError, Invalid, invalid};
 use super::file;
 use super::http::{self, HttpConfig};
 use super::raw::{RawConfig, RawTransport};
+use super::send_mode::SendMode;
 use crate::hc::CoreId;
 
 /// Bounds of `timeoutMs`: below 100 ms a busy core looks dead; above a

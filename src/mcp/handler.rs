@@ -212,7 +212,7 @@ mod tests {
     use crate::audit::Audit;
     use crate::caller::Caller;
     use crate::config::{Config, RawConfig};
-    use crate::mcp::Tools;
+    use crate::mcp::shared::Tools;
 
     /// Every tool the server has; `send_prompt` is the only one that writes.
     const READ_TOOLS: [&str; 4] = [

@@ -12,16 +12,17 @@ use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 
+use super::access;
 use super::arguments::{Arguments, RawArguments};
 use super::error::respond;
 use super::schema;
+use super::shared::Tools;
 use super::tools::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::tools::read_output::{self, ReadOutputArgs, ReadOutputOutput};
 use super::tools::send_prompt::confirm::Asking;
 use super::tools::send_prompt::{self, SendPromptArgs, SendPromptOutput};
 use super::tools::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
 use super::tools::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput};
-use super::{Tools, access};
 use crate::caller::Caller;
 
 pub(super) const INSTRUCTIONS: &str = "Sees and prompts the existing terminals of a local herdr-core (hc). \

@@ -5,7 +5,7 @@
 use rmcp::ErrorData;
 use rmcp::model::{CompleteResult, CompletionInfo};
 
-use crate::mcp::Tools;
+use crate::mcp::shared::Tools;
 
 /// The prompt whose `address` is completed.
 const DISPATCH: &str = "dispatch";

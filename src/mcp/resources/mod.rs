@@ -13,7 +13,7 @@ use serde::Serialize;
 
 pub(crate) mod watcher;
 
-use super::Tools;
+use super::shared::Tools;
 use super::tools::list_sessions::Session;
 use crate::escape::printable;
 use crate::hc::{CoreError, wire::ErrorKind};

@@ -11,8 +11,8 @@ use crate::escape::printable;
 use crate::hc::CoreId;
 use crate::hc::client::Listing;
 use crate::hc::wire::{TerminalRecord, UnreadableRecord};
-use crate::mcp::Tools;
 use crate::mcp::error::{ToolError, structured};
+use crate::mcp::shared::Tools;
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.

@@ -10,8 +10,8 @@ use crate::mcp::arguments::address;
 
 use crate::escape::{printable, printable_lines};
 use crate::hc::wire::TerminalStatus;
-use crate::mcp::Tools;
 use crate::mcp::error::{ToolError, structured_value};
+use crate::mcp::shared::Tools;
 use crate::mcp::text::tail_chars;
 
 /// Most characters one read returns: a full 120x200 screen fits, and a

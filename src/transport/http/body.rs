@@ -25,8 +25,6 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::Value;
 use std::sync::Arc;
 
-use super::front::MCP_PATH;
-
 use super::challenges::Challenges;
 use super::gate::Denial;
 use crate::caller::Caller;
@@ -35,6 +33,8 @@ use crate::mcp::access::{self, Refused};
 use crate::mcp::{PROTOCOL_VERSIONS, Tools};
 use crate::transport::guard::{self, Reply, Screened};
 
+/// The one MCP endpoint.
+pub(crate) const MCP_PATH: &str = "/mcp";
 /// The header naming the revision a request speaks.
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 

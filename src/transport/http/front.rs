@@ -7,20 +7,18 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::body::{self, MAX_BODY_BYTES};
+use super::body::{self, MAX_BODY_BYTES, MCP_PATH};
 use super::endpoint::HttpEndpoint;
 use super::{gate, refusals};
 use crate::mcp::{HerdrServer, Tools};
 
-/// The one MCP endpoint.
-pub(crate) const MCP_PATH: &str = "/mcp";
 /// Authenticated requests in flight at once; more queue behind them.
 const MAX_IN_FLIGHT: usize = 256;
 
@@ -94,36 +92,6 @@ impl Front {
     }
 }
 
-/// Refusals end their connection: a client that was refused starts afresh,
-/// and a refused socket does not keep a slot.
-const CLOSING: [StatusCode; 10] = [
-    StatusCode::BAD_REQUEST,
-    StatusCode::UNAUTHORIZED,
-    StatusCode::FORBIDDEN,
-    StatusCode::NOT_FOUND,
-    StatusCode::METHOD_NOT_ALLOWED,
-    StatusCode::REQUEST_TIMEOUT,
-    StatusCode::PAYLOAD_TOO_LARGE,
-    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-    StatusCode::TOO_MANY_REQUESTS,
-    StatusCode::SERVICE_UNAVAILABLE,
-];
-
-/// Every response on its way out: `Connection: close` on refusals, and a
-/// 413 (whoever answered it) says in JSON-RPC which limit was hit.
-pub(super) fn finish_response(mut response: Response) -> Response {
-    let status = response.status();
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
-        response = too_large();
-    }
-    if CLOSING.contains(&status) {
-        response
-            .headers_mut()
-            .insert(CONNECTION, HeaderValue::from_static("close"));
-    }
-    response
-}
-
 /// Any path but `/mcp` (a trailing slash included): a short body names the
 /// endpoint, for whoever reads the 404.
 fn not_found() -> Response {
@@ -134,23 +102,6 @@ fn not_found() -> Response {
             HeaderValue::from_static("text/plain; charset=utf-8"),
         )],
         format!("Not found: the MCP endpoint of this server is {MCP_PATH}.\n"),
-    )
-        .into_response()
-}
-
-fn too_large() -> Response {
-    let message = format!(
-        "Request body over {MAX_BODY_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
-    );
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": -32600, "message": message},
-    });
-    (
-        StatusCode::PAYLOAD_TOO_LARGE,
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body.to_string(),
     )
         .into_response()
 }

@@ -10,11 +10,12 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::Request;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::header::{HOST, ORIGIN};
+use http::header::{CONNECTION, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, StatusCode};
 
+use super::body::MAX_BODY_BYTES;
 use crate::escape::printable;
 
 /// Denial lines logged per second at most (and in one burst).
@@ -57,7 +58,7 @@ fn shown(value: Option<&HeaderValue>) -> String {
 }
 
 /// Middleware, outermost: passes the request on, finishes the response
-/// (see `finish_response`), and logs it if it is a refusal. What a log line needs is
+/// (see [`finish_response`]), and logs it if it is a refusal. What a log line needs is
 /// kept as it came (cheap clones) and rendered only for a refusal.
 pub(super) async fn log<F: Future<Output = Response>>(
     log: &RefusalLog,
@@ -68,7 +69,7 @@ pub(super) async fn log<F: Future<Output = Response>>(
     let origin = request.headers().get(ORIGIN).cloned();
     let uri = request.uri().clone();
     let method = request.method().clone();
-    let response = super::front::finish_response(next(request).await);
+    let response = finish_response(next(request).await);
     let status = response.status();
     let because = response
         .extensions()
@@ -91,4 +92,51 @@ pub(super) async fn log<F: Future<Output = Response>>(
         }
     }
     response
+}
+
+/// Refusals end their connection: a client that was refused starts afresh,
+/// and a refused socket does not keep a slot.
+const CLOSING: [StatusCode; 10] = [
+    StatusCode::BAD_REQUEST,
+    StatusCode::UNAUTHORIZED,
+    StatusCode::FORBIDDEN,
+    StatusCode::NOT_FOUND,
+    StatusCode::METHOD_NOT_ALLOWED,
+    StatusCode::REQUEST_TIMEOUT,
+    StatusCode::PAYLOAD_TOO_LARGE,
+    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+    StatusCode::TOO_MANY_REQUESTS,
+    StatusCode::SERVICE_UNAVAILABLE,
+];
+
+/// Every response on its way out: `Connection: close` on refusals, and a
+/// 413 (whoever answered it) says in JSON-RPC which limit was hit.
+fn finish_response(mut response: Response) -> Response {
+    let status = response.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        response = too_large();
+    }
+    if CLOSING.contains(&status) {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+fn too_large() -> Response {
+    let message = format!(
+        "Request body over {MAX_BODY_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
+    );
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": message},
+    });
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body.to_string(),
+    )
+        .into_response()
 }

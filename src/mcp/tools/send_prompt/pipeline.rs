@@ -20,7 +20,7 @@ use crate::caller::Caller;
 use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::hc::wire::{SendGuard, TerminalStatus};
 use crate::hc::{CoreId, SendRequest};
-use crate::mcp::Tools;
+use crate::mcp::shared::Tools;
 use crate::mcp::text::{MAX_PROMPT_CHARS, first_line_control, forbidden_control};
 
 /// What passed every check before dispatch: the approved lifetime to send

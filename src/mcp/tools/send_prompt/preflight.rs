@@ -4,7 +4,7 @@
 use super::verdict::Refusal;
 use crate::hc::CoreId;
 use crate::hc::wire::{ErrorKind, TerminalStatus};
-use crate::mcp::Tools;
+use crate::mcp::shared::Tools;
 
 /// What the preflight learned of the terminal.
 #[derive(Debug, Clone)]

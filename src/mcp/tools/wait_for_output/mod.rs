@@ -28,8 +28,8 @@ pub(crate) use output::{WaitForOutputOutput, WaitOutputOutcome};
 
 use super::read_output::MAX_READ_CHARS;
 use super::wait::{self, Ended, Limits};
-use crate::mcp::Tools;
 use crate::mcp::error::{ToolError, structured};
+use crate::mcp::shared::Tools;
 use watch::OutputWatch;
 
 const QUIET_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;

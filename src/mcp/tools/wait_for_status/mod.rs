@@ -24,8 +24,8 @@ use super::wait::{self, Ended, Limits, Poll, Watch};
 use crate::escape::printable;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
-use crate::mcp::Tools;
 use crate::mcp::error::{ToolError, structured};
+use crate::mcp::shared::Tools;
 use crate::mcp::text::tail_chars;
 
 /// Most targets one wait may watch.
