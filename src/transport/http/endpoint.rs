@@ -19,7 +19,7 @@ pub struct HttpEndpoint {
 /// `net.core.somaxconn`). While a flood fills the queue, an authorised
 /// client's connection is dropped and retried a second later, so it is
 /// larger than the usual 128; each queued one waits its turn, so it is not
-/// much larger (measured: VALIDATION.md, "Starvation").
+/// much larger (measured: docs/performance.md, "Starvation").
 const LISTEN_BACKLOG: u32 = 1024;
 
 /// The listening socket `serve` was handed by its parent, when there is
