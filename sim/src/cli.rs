@@ -26,7 +26,7 @@ const SHELL: &str = "/bin/sh";
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     /// Unix socket to serve hc on (a stale socket file there is replaced).
@@ -84,7 +84,7 @@ enum Command {
 
 /// What to do, validated.
 #[derive(Debug)]
-pub enum Invocation {
+pub(crate) enum Invocation {
     Serve(Box<ServeConfig>),
     Agent { delay: Duration },
     Reader,

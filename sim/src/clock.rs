@@ -4,12 +4,12 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     saturating(since_epoch().as_millis())
 }
 
 /// Microseconds since the Unix epoch (0 if the clock is before it).
-pub fn unix_us() -> u64 {
+pub(crate) fn unix_us() -> u64 {
     saturating(since_epoch().as_micros())
 }
 

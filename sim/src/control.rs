@@ -65,7 +65,11 @@ struct SetFaultsParams {
 struct NoParams {}
 
 /// Serves the control socket until `shutdown` completes.
-pub async fn serve(sim: Arc<Sim>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+pub(crate) async fn serve(
+    sim: Arc<Sim>,
+    listener: UnixListener,
+    shutdown: impl Future<Output = ()>,
+) {
     crate::server::accept_loop(sim, listener, shutdown, "control", connection).await;
 }
 

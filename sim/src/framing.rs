@@ -11,11 +11,11 @@ use crate::wire::{JSONRPC_VERSION, RpcError};
 /// Longest request line accepted. A maximal `terminal.send` (64 KiB of text,
 /// every byte escaped as `\u00XX`) is about 400 KB; anything past 1 MiB is
 /// not a request hc would accept, and is answered without being buffered.
-pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 
 /// One line read from a peer.
 #[derive(Debug, PartialEq)]
-pub enum Line {
+pub(crate) enum Line {
     /// A complete line, without its `\n`.
     Complete(Vec<u8>),
     /// A line longer than the cap; its bytes were consumed and dropped.
@@ -25,7 +25,7 @@ pub enum Line {
 /// Reads the next line, never holding more than `max_bytes` of it. `None`
 /// at end of stream (a trailing unterminated fragment is dropped: the peer is
 /// gone and cannot read an answer).
-pub async fn read_line<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     max_bytes: usize,
 ) -> std::io::Result<Option<Line>> {
@@ -60,7 +60,7 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
 
 /// A well-formed JSON-RPC request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Call {
+pub(crate) struct Call {
     pub id: Value,
     pub method: String,
     /// The params object (`{}` when the request had none).
@@ -69,7 +69,7 @@ pub struct Call {
 
 /// What a line turned out to be.
 #[derive(Debug, PartialEq)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     Call(Call),
     /// A line that is not a usable request, with the id to answer it under
     /// (`null` when none could be read).
@@ -81,7 +81,7 @@ pub enum Incoming {
 
 /// Classifies one line. Every line gets an answer: hc takes no client
 /// notifications, so a request without `id` is invalid too.
-pub fn parse(line: &Line) -> Incoming {
+pub(crate) fn parse(line: &Line) -> Incoming {
     let bytes = match line {
         Line::Complete(bytes) => bytes,
         Line::TooLong => {
@@ -139,7 +139,9 @@ fn invalid(id: Value, error: RpcError) -> Incoming {
 
 /// Decodes a call's params into the method's params type; any mismatch
 /// (missing, unknown or mistyped field) is `invalid_params`.
-pub fn decode<T: serde::de::DeserializeOwned>(params: &Map<String, Value>) -> Result<T, RpcError> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(
+    params: &Map<String, Value>,
+) -> Result<T, RpcError> {
     serde_json::from_value(Value::Object(params.clone()))
         .map_err(|error| RpcError::invalid_params(error.to_string()))
 }

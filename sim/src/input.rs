@@ -12,13 +12,13 @@ use crate::terminal::{Backend, Terminal};
 use crate::wire::{ENTER_BYTES, PASTE_END, PASTE_START, Status};
 
 /// hc waits until the keyboard has been quiet this long before pasting.
-pub const KEYBOARD_QUIET: Duration = Duration::from_millis(100);
+pub(crate) const KEYBOARD_QUIET: Duration = Duration::from_millis(100);
 /// A keyboard that is not quiet within this long makes the send `busy`.
-pub const QUIET_WAIT_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const QUIET_WAIT_LIMIT: Duration = Duration::from_secs(5);
 
 /// One `terminal.send`, validated.
 #[derive(Debug, Clone)]
-pub struct Input {
+pub(crate) struct Input {
     pub text: String,
     pub submit: bool,
     pub guard: Option<Status>,
@@ -27,14 +27,14 @@ pub struct Input {
 
 /// What a send observed right after its input was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     pub status: Status,
     pub status_seq: u64,
 }
 
 /// Why a send did not complete. Only `Failed` may have written anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     Finished {
         finished_ms: u64,
     },
@@ -49,7 +49,7 @@ pub enum Refusal {
 }
 
 /// Sends `input` to `terminal`, logging the write to `log`.
-pub async fn send(
+pub(crate) async fn send(
     terminal: &Arc<Terminal>,
     input: &Input,
     log: Option<&InputLog>,
@@ -91,7 +91,7 @@ pub async fn send(
 
 /// Writes raw keystrokes outside the input lock, as a person typing at the
 /// terminal would; they count for the keyboard-quiet wait. Not logged.
-pub async fn type_keys(terminal: &Arc<Terminal>, text: &str) -> Result<(), Refusal> {
+pub(crate) async fn type_keys(terminal: &Arc<Terminal>, text: &str) -> Result<(), Refusal> {
     check_live(terminal)?;
     write(terminal, text.as_bytes().to_vec()).await
 }

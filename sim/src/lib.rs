@@ -26,28 +26,28 @@
 //! `hc-sim` binary or on a thread of the caller's process, and drives it
 //! (for tests, benchmarks and the demo).
 
-pub mod agent;
-pub mod cli;
+mod agent;
+mod cli;
 mod clock;
-pub mod control;
+mod control;
 pub mod evidence;
 pub mod faults;
-pub mod framing;
-pub mod input;
-pub mod input_log;
-pub mod methods;
-pub mod osc;
-pub mod pty;
-pub mod reader;
-pub mod registry;
-pub mod server;
-pub mod service;
-pub mod sim;
-pub mod stats;
-pub mod terminal;
+mod framing;
+mod input;
+mod input_log;
+mod methods;
+mod osc;
+mod pty;
+mod reader;
+mod registry;
+mod server;
+mod service;
+mod sim;
+mod stats;
+mod terminal;
 pub mod testing;
-pub mod tty;
-pub mod wire;
+mod tty;
+mod wire;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -19,12 +19,12 @@ use crate::wire::{
 
 /// Per-connection protocol state.
 #[derive(Debug, Default)]
-pub struct Session {
+pub(crate) struct Session {
     greeted: bool,
 }
 
 /// Answers one call on a connection.
-pub async fn answer(
+pub(crate) async fn answer(
     sim: &Sim,
     session: &mut Session,
     method: Option<Method>,
@@ -131,7 +131,7 @@ async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
 }
 
 /// The wire error for a send (or keystrokes) that did not complete.
-pub fn refusal_error(address: &str, refusal: Refusal) -> RpcError {
+pub(crate) fn refusal_error(address: &str, refusal: Refusal) -> RpcError {
     match refusal {
         Refusal::Finished { finished_ms } => RpcError::finished(address, finished_ms),
         Refusal::Mismatch {
@@ -146,7 +146,7 @@ pub fn refusal_error(address: &str, refusal: Refusal) -> RpcError {
 }
 
 /// The terminal at `address`, live or finished.
-pub fn find(sim: &Sim, address: &str) -> Result<Arc<Terminal>, RpcError> {
+pub(crate) fn find(sim: &Sim, address: &str) -> Result<Arc<Terminal>, RpcError> {
     sim.registry
         .get(address)
         .ok_or_else(|| RpcError::not_found(address))

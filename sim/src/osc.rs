@@ -26,11 +26,11 @@ const MAX_CSI_BYTES: usize = 64;
 /// hc's answer to primary device attributes (`CSI c`): a VT220-class
 /// terminal. Programs send it right after the OSC 7501 query, and take an
 /// answer to it without a 7501 reply first as "not supported".
-pub const DA1_REPLY: &[u8] = b"\x1b[?62;22c";
+pub(crate) const DA1_REPLY: &[u8] = b"\x1b[?62;22c";
 
 /// What a program said to its terminal over OSC 7501.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProgramReport {
+pub(crate) enum ProgramReport {
     /// The root record's state, and its `app` when the report named one.
     State {
         status: Status,
@@ -51,7 +51,7 @@ enum Csi {
 
 /// The filter; one per terminal, fed every chunk the program writes.
 #[derive(Debug)]
-pub struct OscFilter {
+pub(crate) struct OscFilter {
     scanner: Scanner,
     csi_state: Csi,
     csi: Vec<u8>,
@@ -71,7 +71,7 @@ impl Default for OscFilter {
 
 /// What one chunk of output held besides the screen's bytes.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Filtered {
+pub(crate) struct Filtered {
     /// Status reports of the root record, in order.
     pub reports: Vec<ProgramReport>,
     /// Bytes the terminal answers with (to the program's input), in order.
@@ -81,14 +81,14 @@ pub struct Filtered {
 impl OscFilter {
     /// True while the program has synchronized output on (`ESC[?2026h`
     /// seen, `ESC[?2026l` not yet).
-    pub fn synchronized(&self) -> bool {
+    pub(crate) fn synchronized(&self) -> bool {
         self.synchronized
     }
 
     /// Filters one chunk: bytes for the screen go to `screen`; reports and
     /// answers to `filtered`, in order. A sequence cut by the end of the
     /// chunk is held until the next one.
-    pub fn feed(&mut self, input: &[u8], screen: &mut Vec<u8>, filtered: &mut Filtered) {
+    pub(crate) fn feed(&mut self, input: &[u8], screen: &mut Vec<u8>, filtered: &mut Filtered) {
         let Self {
             scanner,
             csi_state,

@@ -6,6 +6,11 @@
 //! means, and where the exit is recorded, is for whoever watches it
 //! ([`ProgramEvents`]; the terminal, which owns the screen).
 
+#![allow(
+    unsafe_code,
+    reason = "kill, waitid and waitpid on the child program it started"
+)]
+
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -21,7 +26,7 @@ const READ_CHUNK_BYTES: usize = 16 * 1024;
 
 /// What to run in a new PTY.
 #[derive(Debug, Clone)]
-pub struct ProgramSpec {
+pub(crate) struct ProgramSpec {
     pub path: PathBuf,
     pub args: Vec<String>,
     pub cwd: PathBuf,
@@ -29,7 +34,7 @@ pub struct ProgramSpec {
 
 impl ProgramSpec {
     /// The name a record shows until the program reports its own.
-    pub fn basename(&self) -> String {
+    pub(crate) fn basename(&self) -> String {
         self.path.file_name().map_or_else(
             || self.path.display().to_string(),
             |name| name.to_string_lossy().into_owned(),
@@ -48,13 +53,13 @@ pub struct PtyProgram {
 
 /// A started program's output and exit, not yet watched: [`Watch::start`]
 /// hands them to their watcher once it exists.
-pub struct Watch {
+pub(crate) struct Watch {
     pid: libc::pid_t,
     reader: Box<dyn Read + Send>,
 }
 
 /// Who hears from a program in a PTY, each on a thread of its own.
-pub trait ProgramEvents: Send + Sync + 'static {
+pub(crate) trait ProgramEvents: Send + Sync + 'static {
     /// One chunk of the program's output, in order.
     fn output(&self, chunk: &[u8]);
 
@@ -65,12 +70,12 @@ pub trait ProgramEvents: Send + Sync + 'static {
 }
 
 /// The right to reap an exited program, once.
-pub struct Reap {
+pub(crate) struct Reap {
     pid: libc::pid_t,
 }
 
 /// Starts `spec` in a new PTY.
-pub fn spawn(spec: &ProgramSpec) -> io::Result<(PtyProgram, Watch)> {
+pub(crate) fn spawn(spec: &ProgramSpec) -> io::Result<(PtyProgram, Watch)> {
     let size = PtySize {
         rows: TERMINAL_ROWS,
         cols: TERMINAL_COLS,
@@ -129,7 +134,7 @@ impl PtyProgram {
 impl Watch {
     /// Starts the output thread and the exit thread (named after `name`),
     /// which report to `events`.
-    pub fn start(self, name: &str, events: Arc<impl ProgramEvents>) -> io::Result<()> {
+    pub(crate) fn start(self, name: &str, events: Arc<impl ProgramEvents>) -> io::Result<()> {
         let Watch { pid, mut reader } = self;
         let output_events = Arc::clone(&events);
         std::thread::Builder::new()
@@ -174,7 +179,7 @@ fn wait_exited(pid: libc::pid_t) {
 impl Reap {
     /// Reaps the program; its exit code, `128 + signal` for a signal death,
     /// or -1 if it could not be read.
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         let mut status = 0;
         // SAFETY: reaps our own child; status is a valid out-pointer.
         let reaped = unsafe { libc::waitpid(self.pid, &mut status, 0) };

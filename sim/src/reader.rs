@@ -15,20 +15,20 @@ use crate::tty::{emit, say, visible};
 use crate::wire::Status;
 
 /// The name the reader reports as its program.
-pub const PROGRAM: &str = "reader";
+pub(crate) const PROGRAM: &str = "reader";
 /// The prompt it draws before each `idle` report.
-pub const PROMPT: &str = "reader> ";
+pub(crate) const PROMPT: &str = "reader> ";
 /// The command line that makes it ask a question.
-pub const ASK: &str = "ask";
+pub(crate) const ASK: &str = "ask";
 /// What it prints for [`ASK`] before it reads the answer.
-pub const QUESTION: &str = "question: answer?";
+pub(crate) const QUESTION: &str = "question: answer?";
 /// Prefix of the line that quotes an answer.
-pub const ANSWERED_PREFIX: &str = "answered: ";
+pub(crate) const ANSWERED_PREFIX: &str = "answered: ";
 /// Prefix of the line that quotes any other command line.
-pub const LINE_PREFIX: &str = "line: ";
+pub(crate) const LINE_PREFIX: &str = "line: ";
 
 /// Runs the reader on stdin/stdout until its input ends.
-pub fn run() -> ExitCode {
+pub(crate) fn run() -> ExitCode {
     // Like a conforming program, it reports only to a terminal that
     // answered the protocol's feature-detection query.
     let reports = crate::tty::detect(&crate::tty::RawMode::enter());

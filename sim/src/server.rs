@@ -20,7 +20,7 @@ use crate::wire::{self, Method};
 
 /// Binds a Unix socket at `path`. A socket file nobody answers on is
 /// replaced; a live socket or any other file is left alone and refused.
-pub fn bind(path: &Path) -> io::Result<UnixListener> {
+pub(crate) fn bind(path: &Path) -> io::Result<UnixListener> {
     if let Ok(metadata) = std::fs::symlink_metadata(path) {
         if !metadata.file_type().is_socket() {
             return Err(io::Error::new(
@@ -51,13 +51,17 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 }
 
 /// Serves the hc socket until `shutdown` completes.
-pub async fn serve(sim: Arc<Sim>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+pub(crate) async fn serve(
+    sim: Arc<Sim>,
+    listener: UnixListener,
+    shutdown: impl Future<Output = ()>,
+) {
     accept_loop(sim, listener, shutdown, "hc", connection).await;
 }
 
 /// Accepts connections on `listener`, one task each running `serve_one`,
 /// until `shutdown` completes. Shared by the hc and control sockets.
-pub async fn accept_loop<F, Fut>(
+pub(crate) async fn accept_loop<F, Fut>(
     sim: Arc<Sim>,
     listener: UnixListener,
     shutdown: impl Future<Output = ()>,

@@ -23,7 +23,7 @@ const WORKER_THREADS: usize = 2;
 
 /// The runtime a simulator runs on: its own, so it never depends on (or
 /// starves) a caller's.
-pub fn runtime() -> io::Result<Runtime> {
+pub(crate) fn runtime() -> io::Result<Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKER_THREADS)
         .thread_name("hc-sim")
@@ -33,7 +33,7 @@ pub fn runtime() -> io::Result<Runtime> {
 
 /// How a simulator ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// As on SIGTERM: its programs are killed and reaped, its socket files
     /// removed.
     Stop,
@@ -45,7 +45,7 @@ pub enum Ending {
 
 /// A simulator whose sockets are bound and whose initial terminals exist:
 /// ready to serve, until [`Service::serve_until`] ends it.
-pub struct Service {
+pub(crate) struct Service {
     sim: Arc<Sim>,
     socket: PathBuf,
     listener: UnixListener,
@@ -56,7 +56,7 @@ pub struct Service {
 impl Service {
     /// Binds the sockets and starts the initial terminals in the order the
     /// README gives: agents, shells, readers, idle records.
-    pub async fn start(config: ServeConfig) -> io::Result<Service> {
+    pub(crate) async fn start(config: ServeConfig) -> io::Result<Service> {
         let sim = Arc::new(Sim::new(config.sim.clone())?);
         let mut files = SocketFiles::default();
         let listener = server::bind(&config.socket)?;
@@ -94,18 +94,18 @@ impl Service {
     }
 
     /// The core_id of this simulator (new on every start).
-    pub fn core_id(&self) -> &str {
+    pub(crate) fn core_id(&self) -> &str {
         &self.sim.identity.core_id
     }
 
     /// The line the binary prints once it serves, newline included.
-    pub fn ready_line(&self) -> String {
+    pub(crate) fn ready_line(&self) -> String {
         ready_line(self.core_id(), &self.socket)
     }
 
     /// Serves both sockets until `ending` completes, then ends as it says.
     /// Connection tasks still running are left to the runtime's shutdown.
-    pub async fn serve_until(self, ending: impl Future<Output = Ending>) {
+    pub(crate) async fn serve_until(self, ending: impl Future<Output = Ending>) {
         let Service {
             sim,
             listener,
@@ -139,7 +139,7 @@ impl Service {
 }
 
 /// `ready core_id=<uuid> socket=<path as given>` and a newline.
-pub fn ready_line(core_id: &str, socket: &Path) -> String {
+pub(crate) fn ready_line(core_id: &str, socket: &Path) -> String {
     format!("ready core_id={core_id} socket={}\n", socket.display())
 }
 

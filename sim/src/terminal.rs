@@ -20,7 +20,7 @@ const SCROLLBACK_LINES: usize = 1000;
 /// Exit code recorded for a SIGKILL death (`128 + 9`, as a shell reports it).
 const KILLED_EXIT_CODE: i32 = 137;
 /// Program name of the lightweight records `--idle-records` creates.
-pub const IDLE_RECORD_PROGRAM: &str = "idle-record";
+pub(crate) const IDLE_RECORD_PROGRAM: &str = "idle-record";
 
 /// Where a terminal's input goes.
 pub enum Backend {

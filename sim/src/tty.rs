@@ -7,6 +7,11 @@
 //! them. How each program reads its input and what it answers is its own
 //! business.
 
+#![allow(
+    unsafe_code,
+    reason = "raw stdout, poll, read and termios on its own terminal"
+)]
+
 use std::fs::File;
 use std::io::Write;
 use std::mem::ManuallyDrop;
@@ -20,11 +25,11 @@ use crate::wire::Status;
 
 /// How long a program waits for the terminal's answer to the feature
 /// detection query before it takes the protocol as unsupported.
-pub const DETECTION_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DETECTION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Writes to the terminal unbuffered: one `write(2)` per call unless the
 /// kernel takes less.
-pub fn emit(bytes: &[u8]) {
+pub(crate) fn emit(bytes: &[u8]) {
     // SAFETY: fd 1 is open for the process's life; ManuallyDrop keeps this
     // handle from closing it.
     let mut stdout = ManuallyDrop::new(unsafe { File::from_raw_fd(1) });
@@ -34,14 +39,14 @@ pub fn emit(bytes: &[u8]) {
 
 /// Writes one line and moves to the start of the next (CR LF, so it reads
 /// the same whether or not the tty translates LF).
-pub fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     emit(format!("{line}\r\n").as_bytes());
 }
 
 /// Reports a state over OSC 7501 (contract §6) with `app=`, in one write,
 /// ended by ST. `unknown` is not a state a program reports: nothing is
 /// written for it.
-pub fn report(status: Status, program: &str) {
+pub(crate) fn report(status: Status, program: &str) {
     let Some(state) = status.to_state() else {
         return;
     };
@@ -63,7 +68,7 @@ pub fn report(status: Status, program: &str) {
 /// [`DETECTION_TIMEOUT`] passes. Whether the terminal speaks the protocol.
 /// The tty must be in raw mode (the `RawMode` proves it), or the replies
 /// would wait in its line buffer, echoed.
-pub fn detect(_raw: &RawMode) -> bool {
+pub(crate) fn detect(_raw: &RawMode) -> bool {
     emit(QUERY);
     let deadline = Instant::now() + DETECTION_TIMEOUT;
     let mut detector = Detector::new();
@@ -98,12 +103,12 @@ fn read_byte(timeout: Duration) -> Option<u8> {
 }
 
 /// The tty in raw mode (no echo, no line editing, no signals) until dropped.
-pub struct RawMode {
+pub(crate) struct RawMode {
     saved: Option<libc::termios>,
 }
 
 impl RawMode {
-    pub fn enter() -> RawMode {
+    pub(crate) fn enter() -> RawMode {
         // SAFETY: termios is plain data filled by tcgetattr; fd 0 is ours.
         unsafe {
             let mut termios: libc::termios = std::mem::zeroed();
@@ -132,7 +137,7 @@ impl Drop for RawMode {
 /// Shows control characters in caret notation (and C1 controls as
 /// `<U+XXXX>`) so text quoted from input cannot drive the program's own
 /// screen.
-pub fn visible(line: &str) -> String {
+pub(crate) fn visible(line: &str) -> String {
     let mut shown = String::with_capacity(line.len());
     for c in line.chars() {
         match c {

@@ -14,40 +14,40 @@ mod messages;
 mod method;
 mod status;
 
-pub use error::RpcError;
-pub use lines::{
+pub(crate) use error::RpcError;
+pub(crate) use lines::{
     hello_fields, notification_line, response_line, result_prefix, status_notification_params,
 };
-pub use messages::{
-    ClientInfo, GetParams, HelloParams, HelloResult, ListParams, ListResult, ReadParams,
-    ReadResult, Record, SendParams, SendResult,
+pub(crate) use messages::{
+    GetParams, HelloParams, HelloResult, ListParams, ListResult, ReadParams, ReadResult, Record,
+    SendParams, SendResult,
 };
-pub use method::Method;
-pub use status::{Guard, Status};
+pub(crate) use method::Method;
+pub(crate) use status::{Guard, Status};
 
 /// The only JSON-RPC version hc speaks.
-pub const JSONRPC_VERSION: &str = "2.0";
+pub(crate) const JSONRPC_VERSION: &str = "2.0";
 /// The hc version the simulator claims to be.
-pub const HC_VERSION: &str = "0.1.15";
+pub(crate) const HC_VERSION: &str = "0.1.15";
 /// The protocol generation of hc 0.1.15 (the only one it supports).
-pub const GENERATION: u64 = 1;
+pub(crate) const GENERATION: u64 = 1;
 /// The only framing of generation 1: one JSON object per `\n`-ended line.
-pub const FRAMING_PLAIN: &str = "plain";
+pub(crate) const FRAMING_PLAIN: &str = "plain";
 /// The submit key of every simulated terminal.
-pub const SUBMIT_KEY_ENTER: &str = "enter";
+pub(crate) const SUBMIT_KEY_ENTER: &str = "enter";
 /// What the `enter` submit key writes to the program.
-pub const ENTER_BYTES: &[u8] = b"\r";
+pub(crate) const ENTER_BYTES: &[u8] = b"\r";
 /// hc caps `terminal.send` text at 64 KiB (contract §4).
-pub const MAX_TEXT_BYTES: usize = 65_536;
+pub(crate) const MAX_TEXT_BYTES: usize = 65_536;
 /// Terminal height of every simulated terminal.
-pub const TERMINAL_ROWS: u16 = 40;
+pub(crate) const TERMINAL_ROWS: u16 = 40;
 /// Terminal width of every simulated terminal.
-pub const TERMINAL_COLS: u16 = 120;
+pub(crate) const TERMINAL_COLS: u16 = 120;
 /// Bracketed paste start marker (written around a paste when the program
 /// enabled mode 2004).
-pub const PASTE_START: &[u8] = b"\x1b[200~";
+pub(crate) const PASTE_START: &[u8] = b"\x1b[200~";
 /// Bracketed paste end marker.
-pub const PASTE_END: &[u8] = b"\x1b[201~";
+pub(crate) const PASTE_END: &[u8] = b"\x1b[201~";
 /// Method of the notification line the `notification` fault injects (hc
 /// 0.1.15 itself never sends notifications on request connections).
-pub const STATUS_NOTIFICATION: &str = "terminal.status";
+pub(crate) const STATUS_NOTIFICATION: &str = "terminal.status";

@@ -14,7 +14,7 @@ const BACKSPACE: u8 = 0x08;
 const DELETE: u8 = 0x7f;
 
 #[derive(Debug, Default)]
-pub struct PromptReader {
+pub(crate) struct PromptReader {
     line: Vec<u8>,
     /// A possible paste marker in progress, from its ESC.
     pending: Vec<u8>,
@@ -23,7 +23,7 @@ pub struct PromptReader {
 
 impl PromptReader {
     /// Feeds input; returns the prompts it completed (blank ones dropped).
-    pub fn feed(&mut self, input: &[u8]) -> Vec<String> {
+    pub(crate) fn feed(&mut self, input: &[u8]) -> Vec<String> {
         let mut prompts = Vec::new();
         let mut queue: VecDeque<u8> = input.iter().copied().collect();
         while let Some(byte) = queue.pop_front() {

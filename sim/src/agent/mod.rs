@@ -15,16 +15,16 @@ use std::time::Duration;
 
 use crate::tty::{RawMode, emit, say, visible};
 use crate::wire::Status;
-pub use keys::PromptReader;
+pub(crate) use keys::PromptReader;
 
 /// The name the agent reports as its program.
-pub const PROGRAM: &str = "sim-agent";
+pub(crate) const PROGRAM: &str = "sim-agent";
 /// The prompt line it draws while waiting for input.
-pub const PROMPT: &str = "sim-agent> ";
+pub(crate) const PROMPT: &str = "sim-agent> ";
 /// Prefix of each line of the reply that quotes a prompt.
-pub const REPLY_PREFIX: &str = "reply: ";
+pub(crate) const REPLY_PREFIX: &str = "reply: ";
 /// The exit code of `/exit`.
-pub const EXIT_CODE: u8 = 3;
+pub(crate) const EXIT_CODE: u8 = 3;
 
 const BRACKETED_PASTE_ON: &[u8] = b"\x1b[?2004h";
 const SYNC_ON: &[u8] = b"\x1b[?2026h";
@@ -33,7 +33,7 @@ const SYNC_OFF: &[u8] = b"\x1b[?2026l";
 /// Runs the agent on stdin/stdout until its input ends or `/exit`. Like a
 /// conforming program it asks the terminal whether it speaks the Program
 /// Status Protocol first, and reports only if it does.
-pub fn run(delay: Duration) -> ExitCode {
+pub(crate) fn run(delay: Duration) -> ExitCode {
     let raw = RawMode::enter();
     let reports = crate::tty::detect(&raw);
     emit(BRACKETED_PASTE_ON);

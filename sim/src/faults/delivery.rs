@@ -13,12 +13,15 @@ use crate::wire::{self, RpcError};
 /// What the connection does after a reply was delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
+    /// The connection reads its next request.
     Continue,
+    /// The connection is closed (the fault drops it after the reply).
     Close,
 }
 
 /// What a delivery needs besides the reply.
 pub struct Delivery<'a> {
+    /// How long the `slow-reply` fault holds the reply back.
     pub slow_reply: Duration,
     /// Params of the notification line the `notification` fault sends first.
     pub notification: &'a (dyn Fn() -> Value + Sync),

@@ -124,7 +124,9 @@ impl FaultKind {
 /// One configured fault: a kind, on one method or (without) on every call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fault {
+    /// What the fault does.
     pub kind: FaultKind,
+    /// The one method it applies to; `None`: every call.
     pub method: Option<Method>,
 }
 

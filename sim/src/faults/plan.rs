@@ -20,16 +20,19 @@ pub struct FaultSet {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Plan {
     rewrites: Vec<FaultKind>,
+    /// The fault that changes how the reply is delivered, if one applies.
     pub delivery: Option<FaultKind>,
 }
 
 impl FaultSet {
+    /// The set of `faults`, in force from now.
     pub fn new(faults: Vec<Fault>) -> Self {
         FaultSet {
             faults: Mutex::new(faults),
         }
     }
 
+    /// Puts `faults` in force instead of the ones before (control `set_faults`).
     pub fn replace(&self, faults: Vec<Fault>) {
         *self
             .faults

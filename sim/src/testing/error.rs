@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{BINARY_ENV, MAX_SOCKET_PATH_BYTES};
 
+/// Why a simulator could not be started, driven or stopped.
 #[derive(Debug)]
 pub enum Error {
     /// No `hc-sim` binary where it was looked for.
@@ -19,15 +20,30 @@ pub enum Error {
     /// (an unknown fault, say); clap's or the simulator's own words.
     Options(String),
     /// An operating-system call failed; `action` says what was being done.
-    Io { action: String, source: io::Error },
+    Io {
+        /// What was being done.
+        action: String,
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// `hc-sim` exited, printed something else or took too long before its
     /// ready line.
     NotReady(String),
     /// A control call was answered with a JSON-RPC error (the `error`
     /// object, as sent).
-    Refused { method: String, error: Value },
+    Refused {
+        /// The control method called.
+        method: String,
+        /// The JSON-RPC error object it was answered with.
+        error: Value,
+    },
     /// A control reply was not a JSON-RPC response.
-    BadReply { method: String, line: String },
+    BadReply {
+        /// The control method called.
+        method: String,
+        /// The line that came back.
+        line: String,
+    },
 }
 
 impl Error {

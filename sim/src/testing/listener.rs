@@ -3,6 +3,11 @@
 //! own pid (a shell names its pid, then becomes the program). Tests and the
 //! bench start the adapter this way, so no port is ever guessed.
 
+#![allow(
+    unsafe_code,
+    reason = "pre_exec between fork and exec, to put the socket on descriptor 3"
+)]
+
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;

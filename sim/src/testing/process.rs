@@ -4,6 +4,11 @@
 //! SIGKILL, or the former on drop. A process is signalled only while it is
 //! not yet reaped, so a signal never reaches a recycled pid.
 
+#![allow(
+    unsafe_code,
+    reason = "kill(SIGTERM) to the simulator process it started"
+)]
+
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};

@@ -60,6 +60,7 @@ impl WorkDir {
         }
     }
 
+    /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::{JSONRPC_VERSION, RpcError, Status};
 
 /// One response line (with its `\n`), success or error.
-pub fn response_line(id: &Value, reply: &Result<Value, RpcError>) -> String {
+pub(crate) fn response_line(id: &Value, reply: &Result<Value, RpcError>) -> String {
     let message = match reply {
         Ok(result) => json!({ "jsonrpc": JSONRPC_VERSION, "id": id, "result": result }),
         Err(error) => json!({ "jsonrpc": JSONRPC_VERSION, "id": id, "error": error.to_value() }),
@@ -17,7 +17,7 @@ pub fn response_line(id: &Value, reply: &Result<Value, RpcError>) -> String {
 }
 
 /// One notification line (with its `\n`).
-pub fn notification_line(method: &str, params: Value) -> String {
+pub(crate) fn notification_line(method: &str, params: Value) -> String {
     let message = json!({ "jsonrpc": JSONRPC_VERSION, "method": method, "params": params });
     let mut line = message.to_string();
     line.push('\n');
@@ -26,19 +26,19 @@ pub fn notification_line(method: &str, params: Value) -> String {
 
 /// Params of the `terminal.status` notification line (see
 /// [`super::STATUS_NOTIFICATION`]).
-pub fn status_notification_params(address: &str, status: Status, status_seq: u64) -> Value {
+pub(crate) fn status_notification_params(address: &str, status: Status, status_seq: u64) -> Value {
     json!({ "address": address, "status": status, "status_seq": status_seq })
 }
 
 /// The opening of a success response whose `result` is a JSON string, used
 /// by the faults that stream a reply: `{"jsonrpc":"2.0","id":<id>,"result":`.
-pub fn result_prefix(id: &Value) -> String {
+pub(crate) fn result_prefix(id: &Value) -> String {
     format!("{{\"jsonrpc\":\"{JSONRPC_VERSION}\",\"id\":{id},\"result\":")
 }
 
 /// Field names of a hello result that the `wrong-*` faults rewrite.
-pub mod hello_fields {
-    pub const VERSION: &str = "version";
-    pub const GENERATION: &str = "generation";
-    pub const FRAMING: &str = "framing";
+pub(crate) mod hello_fields {
+    pub(crate) const VERSION: &str = "version";
+    pub(crate) const GENERATION: &str = "generation";
+    pub(crate) const FRAMING: &str = "framing";
 }

@@ -8,23 +8,27 @@ use super::{Guard, Status};
 /// `hc.hello` params.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HelloParams {
+pub(crate) struct HelloParams {
     pub generation: i64,
     pub framing: String,
+    /// Read so that a hello without a valid `client` is refused, as hc
+    /// refuses it; the simulator has no use for its value.
+    #[expect(dead_code, reason = "required on the wire, unused by the simulator")]
     pub client: ClientInfo,
 }
 
 /// Who is calling, as the client says in `hc.hello`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ClientInfo {
+#[expect(dead_code, reason = "required on the wire, unused by the simulator")]
+pub(crate) struct ClientInfo {
     pub name: String,
     pub version: String,
 }
 
 /// `hc.hello` result.
 #[derive(Debug, Serialize)]
-pub struct HelloResult<'a> {
+pub(crate) struct HelloResult<'a> {
     pub core_id: &'a str,
     pub version: &'a str,
     pub generation: u64,
@@ -36,34 +40,34 @@ pub struct HelloResult<'a> {
 /// `terminal.list` params.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListParams {
+pub(crate) struct ListParams {
     pub include_finished: bool,
 }
 
 /// `terminal.list` result.
 #[derive(Debug, Serialize)]
-pub struct ListResult {
+pub(crate) struct ListResult {
     pub terminals: Vec<Record>,
 }
 
 /// `terminal.get` params.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GetParams {
+pub(crate) struct GetParams {
     pub address: String,
 }
 
 /// `terminal.read` params.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReadParams {
+pub(crate) struct ReadParams {
     pub address: String,
     pub lines: u64,
 }
 
 /// `terminal.read` result.
 #[derive(Debug, Serialize)]
-pub struct ReadResult {
+pub(crate) struct ReadResult {
     pub address: String,
     pub created_ms: u64,
     pub text: String,
@@ -77,7 +81,7 @@ pub struct ReadResult {
 /// `terminal.send` params. `if` is the only optional field.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SendParams {
+pub(crate) struct SendParams {
     pub address: String,
     pub text: String,
     pub submit: bool,
@@ -88,7 +92,7 @@ pub struct SendParams {
 
 /// `terminal.send` result.
 #[derive(Debug, Serialize)]
-pub struct SendResult {
+pub(crate) struct SendResult {
     pub address: String,
     pub created_ms: u64,
     pub accepted: bool,

@@ -57,13 +57,13 @@ impl Status {
 /// The statuses an `if` guard can name: only `idle` and `working`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Guard {
+pub(crate) enum Guard {
     Idle,
     Working,
 }
 
 impl Guard {
-    pub fn status(self) -> Status {
+    pub(crate) fn status(self) -> Status {
         match self {
             Guard::Idle => Status::Idle,
             Guard::Working => Status::Working,

@@ -10,6 +10,12 @@
 //! - `process`: the ready line, the help text, signals and restarts.
 //! - `in_process`: the same, for a simulator inside the test's process.
 
+#![allow(
+    unreachable_pub,
+    missing_docs,
+    reason = "a test binary has no API to fence"
+)]
+
 mod emit;
 mod in_process;
 mod process;

@@ -74,7 +74,10 @@ fn sigterm_kills_the_programs_removes_the_sockets_and_exits_zero() {
     assert_eq!(children.len(), 3, "the agent, the shell and the reader");
 
     // SAFETY: signals our own child process, not yet reaped.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    #[expect(unsafe_code, reason = "SIGTERM to the simulator this test started")]
+    unsafe {
+        libc::kill(pid as i32, libc::SIGTERM)
+    };
     let status = eventually("hc-sim to exit", || sim.try_wait().unwrap());
     assert!(status.success(), "exit status {status:?}");
     assert!(!sim.socket.exists() && !sim.control.exists());
