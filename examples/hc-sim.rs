@@ -4,7 +4,11 @@
 
 // The crate's fence lints are for the library's API; a test or example
 // binary has none.
-#![allow(unreachable_pub, missing_docs, reason = "an example binary has no API to fence")]
+#![allow(
+    unreachable_pub,
+    missing_docs,
+    reason = "an example binary has no API to fence"
+)]
 
 fn main() -> std::process::ExitCode {
     hc_sim::main()
