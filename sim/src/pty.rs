@@ -168,6 +168,8 @@ fn wait_exited(pid: libc::pid_t) {
         // SAFETY: siginfo_t is plain data; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         let id = libc::id_t::try_from(pid).unwrap_or_default();
+        // SAFETY: waits on our own child; info is a valid out-pointer, and
+        // WNOWAIT leaves the child unreaped so its pid stays ours.
         let result =
             unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
         if result == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
