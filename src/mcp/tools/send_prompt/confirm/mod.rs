@@ -22,8 +22,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ElicitRequest, ElicitationAction, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProgressNotificationParam, ProgressToken, RequestStateCodec, RequestStateError,
-    SealOptions,
+    InputResponses, ProgressToken, RequestStateCodec, RequestStateError, SealOptions,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{RoleServer, model::ProtocolVersion};
@@ -44,7 +43,10 @@ use crate::hc::CoreId;
 const ANSWER_KEY: &str = "confirm";
 
 mod form;
+mod progress;
 use form::{judge, message, request};
+pub(crate) use progress::Timeouts;
+use progress::keep_informed;
 /// Request states not yet redeemed that are remembered at most; beyond it a
 /// new question is refused rather than a redeemed one forgotten.
 const MAX_OUTSTANDING: usize = 4096;
@@ -58,22 +60,6 @@ pub(super) struct Confirmed {
     pub core_id: CoreId,
     pub created_ms: i64,
     pub confirmation: Confirmation,
-}
-
-/// A progress notification goes out at least this often while a human
-/// reads a question asked inside the call (when the request asked for
-/// progress): hosts that reset their call timeout on progress keep the
-/// call open.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
-
-/// How long a question may wait for its answer.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Timeouts {
-    /// A 2026-07-28 request state's lifetime (`confirmTimeoutMs`): it
-    /// holds no call open.
-    pub state: Duration,
-    /// A question asked inside the call (`confirmCallTimeoutMs`).
-    pub call: Duration,
 }
 
 /// Who can be asked in this request, and how.
@@ -281,33 +267,7 @@ impl Confirmations {
             }),
         }
     }
-}
 
-/// Progress notifications every [`PROGRESS_EVERY`] while the human reads,
-/// when the request asked for them; never ends (dropped with the question).
-async fn keep_informed(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, timeout: Duration) {
-    let Some(token) = token else {
-        return std::future::pending().await;
-    };
-    let started = tokio::time::Instant::now();
-    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
-    loop {
-        ticks.tick().await;
-        let waited = started.elapsed();
-        let param = ProgressNotificationParam::new(token.clone(), waited.as_millis() as f64)
-            .with_total(timeout.as_millis() as f64)
-            .with_message(format!(
-                "waiting for the human to confirm the prompt ({} of {} s)",
-                waited.as_secs(),
-                timeout.as_secs()
-            ));
-        if let Err(e) = peer.notify_progress(param).await {
-            tracing::debug!("progress notification not delivered: {e}");
-        }
-    }
-}
-
-impl Confirmations {
     /// The input-required result of a first 2026-07-28 call.
     fn question(
         &self,

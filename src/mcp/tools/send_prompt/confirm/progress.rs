@@ -1,0 +1,52 @@
+//! How long a question may wait for its answer, and the progress sent
+//! while a human reads one asked inside the call: hosts that reset their
+//! call timeout on progress keep the call open.
+
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::Peer;
+
+/// A progress notification goes out at least this often while a human
+/// reads a question asked inside the call (when the request asked for
+/// progress).
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// How long a question may wait for its answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// A 2026-07-28 request state's lifetime (`confirmTimeoutMs`): it
+    /// holds no call open.
+    pub state: Duration,
+    /// A question asked inside the call (`confirmCallTimeoutMs`).
+    pub call: Duration,
+}
+
+/// Progress notifications every [`PROGRESS_EVERY`] while the human reads,
+/// when the request asked for them; never ends (dropped with the question).
+pub(super) async fn keep_informed(
+    peer: &Peer<RoleServer>,
+    token: Option<&ProgressToken>,
+    timeout: Duration,
+) {
+    let Some(token) = token else {
+        return std::future::pending().await;
+    };
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        ticks.tick().await;
+        let waited = started.elapsed();
+        let param = ProgressNotificationParam::new(token.clone(), waited.as_millis() as f64)
+            .with_total(timeout.as_millis() as f64)
+            .with_message(format!(
+                "waiting for the human to confirm the prompt ({} of {} s)",
+                waited.as_secs(),
+                timeout.as_secs()
+            ));
+        if let Err(e) = peer.notify_progress(param).await {
+            tracing::debug!("progress notification not delivered: {e}");
+        }
+    }
+}
