@@ -57,7 +57,7 @@ impl App {
     /// and `audit`.
     pub fn new(config: Config, audit: Audit) -> App {
         App {
-            client: HcClient::new(config.socket_path(), config.timeout()),
+            client: config.hc_client(),
             audit,
             loaded: RwLock::new(Arc::new(Loaded::Valid(Arc::new(config)))),
         }
@@ -81,6 +81,7 @@ impl App {
     /// Makes `config` the one in force for calls that start after this,
     /// lifting any refusal.
     pub fn replace_config(&self, config: Config) {
+        self.client.accept(config.acceptance());
         self.swap(Loaded::Valid(Arc::new(config)));
     }
 

@@ -135,7 +135,11 @@ pub fn hc_conn(data: &[u8]) {
     let runtime = &fake.runtime;
     let outcome = runtime.block_on(async {
         let call = async {
-            let mut conn = Connection::open(std::sync::Arc::from(fake.path.as_path())).await?;
+            let mut conn = Connection::open(
+                std::sync::Arc::from(fake.path.as_path()),
+                &crate::hc::acceptance::Admission::default(),
+            )
+            .await?;
             let facts = conn.hello().as_ref().clone();
             let params = GetParams { address: "t1" };
             let record = conn.call::<_, TerminalRecord>(Method::Get, &params).await;

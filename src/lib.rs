@@ -52,12 +52,15 @@ pub use logging::{flush as flush_logs, init as init_logging};
 // one of them, so the module is public whole).
 pub use hc::conn::hello_params;
 pub use hc::wire;
-pub use hc::{CoreError, CoreId, HcClient, Listing, SendError, SendRequest};
+pub use hc::{
+    Acceptance, AcceptedVersion, CoreError, CoreId, HcClient, Listing, SendError, SendRequest,
+    document_sha256,
+};
 
 // The config, the app every call shares, and the audit record.
 pub use app::App;
 pub use audit::Audit;
-pub use config::{Approval, Config, HttpAuth, RawConfig, Transport};
+pub use config::{Approval, Config, HttpAuth, RawConfig, RawHcVersion, Transport};
 
 // How untrusted text is shown.
 pub use escape::{is_hazard, printable};

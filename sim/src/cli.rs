@@ -1,7 +1,9 @@
 //! The command line (other tools depend on it exactly):
 //! `hc-sim --socket PATH [--agents N] [--shells N] [--readers N]
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
-//! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]`, and
+//! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
+//! [--evidence] [--version V] [--no-discover] [--no-if-guard]
+//! [--draft-protect-ms MS]`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -14,6 +16,7 @@ use clap::{Parser, Subcommand};
 
 use crate::faults::{self, Fault};
 use crate::sim::SimOptions;
+use crate::wire::HC_VERSION;
 
 /// The shell that `--shells` and control `spawn {"kind":"shell"}` run.
 const SHELL: &str = "/bin/sh";
@@ -22,7 +25,6 @@ const SHELL: &str = "/bin/sh";
 #[derive(Debug, Parser)]
 #[command(
     name = "hc-sim",
-    version,
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
 )]
@@ -66,6 +68,21 @@ pub(crate) struct Cli {
     /// at `machine/t7`, and a record showing a status outside the six.
     #[arg(long)]
     evidence: bool,
+    /// Play this hc version: the hello and the rpc.discover document
+    /// report it (model from public clients, unverified).
+    #[arg(long = "version", value_name = "V", default_value = HC_VERSION)]
+    hc_version: String,
+    /// Answer rpc.discover as a method this core does not have.
+    #[arg(long)]
+    no_discover: bool,
+    /// A core without the `if` guard: terminal.send has no `if`, in the
+    /// document and on the wire (a send given one writes regardless).
+    #[arg(long)]
+    no_if_guard: bool,
+    /// How long a draft typed at a terminal holds a send before hc gives up
+    /// with `started: false`.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    draft_protect_ms: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -143,6 +160,10 @@ impl TryFrom<Cli> for Invocation {
                 faults: cli.faults,
                 slow_reply: Duration::from_millis(cli.slow_reply_ms),
                 evidence: cli.evidence,
+                version: cli.hc_version,
+                discover: !cli.no_discover,
+                if_guard: !cli.no_if_guard,
+                draft_protect: Duration::from_millis(cli.draft_protect_ms),
             },
         })))
     }

@@ -30,7 +30,7 @@ pub const LABEL: &str = "evidence-label";
 /// What real cores put in `data.hint`.
 const HINT: &str = "see `hc schema`";
 /// Record fields the model names that real cores' records lack.
-const DROPPED_FIELDS: [&str; 4] = ["title", "submit_key", "rows", "cols"];
+pub(crate) const DROPPED_FIELDS: [&str; 4] = ["title", "submit_key", "rows", "cols"];
 
 /// The terminals only an evidence core has, after the usual ones.
 pub async fn add_terminals(sim: &Sim) -> io::Result<()> {
@@ -60,7 +60,7 @@ pub fn reshape(sim: &Sim, method: Option<Method>, reply: &mut Result<Value, RpcE
                 show_status(sim, result);
             }
             Some(Method::Send) => show_status(sim, result),
-            Some(Method::Hello) | None => {}
+            Some(Method::Hello | Method::Discover) | None => {}
         },
     }
 }

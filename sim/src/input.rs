@@ -3,6 +3,12 @@
 //! wait for the keyboard to be quiet, paste (bracketed when the program asked
 //! for it), press the submit key, log the write, and report the status seen
 //! right after. Turning the outcome into wire errors is left to `methods`.
+//!
+//! Current cores add draft protection (model from public clients,
+//! unverified): while the user's draft sits in the terminal's input, a send
+//! waits, under the lock, until the draft is submitted or cleared; if it is
+//! still there after the protection's time, the send is accepted but not
+//! started, and nothing is written.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,11 +31,13 @@ pub(crate) struct Input {
     pub force: bool,
 }
 
-/// What a send observed right after its input was written.
+/// What a send observed right after its input was written, or, when
+/// `started` is false, when draft protection gave up and wrote nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Accepted {
     pub status: Status,
     pub status_seq: u64,
+    pub started: bool,
 }
 
 /// Why a send did not complete. Only `Failed` may have written anything.
@@ -48,14 +56,27 @@ pub(crate) enum Refusal {
     Failed(String),
 }
 
-/// Sends `input` to `terminal`, logging the write to `log`.
+/// Sends `input` to `terminal`, logging the write to `log`; a draft holds
+/// it at most `draft_protect`.
 pub(crate) async fn send(
     terminal: &Arc<Terminal>,
     input: &Input,
     log: Option<&InputLog>,
+    draft_protect: Duration,
 ) -> Result<Accepted, Refusal> {
     check_live(terminal)?;
     let _lock = terminal.input_lock.lock().await;
+    if !terminal
+        .wait_for(draft_protect, |state| state.draft == 0)
+        .await
+    {
+        let state = terminal.state();
+        return Ok(Accepted {
+            status: state.status,
+            status_seq: state.status_seq,
+            started: false,
+        });
+    }
     check_guards(terminal, input)?;
     if !input.force && wait_for_quiet_keyboard(terminal).await? {
         // The status may have moved while waiting; the guard holds at the write.
@@ -86,14 +107,20 @@ pub(crate) async fn send(
                 Refusal::Failed(format!("input written, but the input log failed: {error}"))
             })?;
     }
-    Ok(Accepted { status, status_seq })
+    Ok(Accepted {
+        status,
+        status_seq,
+        started: true,
+    })
 }
 
 /// Writes raw keystrokes outside the input lock, as a person typing at the
 /// terminal would; they count for the keyboard-quiet wait. Not logged.
 pub(crate) async fn type_keys(terminal: &Arc<Terminal>, text: &str) -> Result<(), Refusal> {
     check_live(terminal)?;
-    write(terminal, text.as_bytes().to_vec()).await
+    write(terminal, text.as_bytes().to_vec()).await?;
+    terminal.typed(text);
+    Ok(())
 }
 
 fn check_live(terminal: &Terminal) -> Result<(), Refusal> {

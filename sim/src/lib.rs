@@ -30,6 +30,7 @@ mod agent;
 mod cli;
 mod clock;
 mod control;
+mod discover;
 pub mod evidence;
 pub mod faults;
 mod framing;

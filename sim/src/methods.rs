@@ -12,8 +12,8 @@ use crate::input::{self, Input, Refusal};
 use crate::sim::Sim;
 use crate::terminal::Terminal;
 use crate::wire::{
-    FRAMING_PLAIN, GENERATION, GetParams, HC_VERSION, HelloParams, HelloResult, ListParams,
-    ListResult, MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult,
+    FRAMING_PLAIN, GENERATION, GetParams, HelloParams, HelloResult, ListParams, ListResult,
+    MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult,
     TERMINAL_COLS, TERMINAL_ROWS,
 };
 
@@ -46,6 +46,8 @@ pub(crate) async fn answer(
         (Some(Method::Get), true) => get(sim, call),
         (Some(Method::Read), true) => read(sim, call),
         (Some(Method::Send), true) => send(sim, call).await,
+        (Some(Method::Discover), true) if sim.discover => Ok(crate::discover::document(sim)),
+        (Some(Method::Discover), true) => Err(RpcError::method_not_found(&call.method)),
     }
 }
 
@@ -63,7 +65,7 @@ fn hello(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     let identity = &sim.identity;
     to_value(HelloResult {
         core_id: &identity.core_id,
-        version: HC_VERSION,
+        version: &sim.version,
         generation: GENERATION,
         framing: FRAMING_PLAIN,
         pid: identity.pid,
@@ -115,10 +117,15 @@ async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     let input = Input {
         text: params.text,
         submit: params.submit,
-        guard: params.guard.map(|guard| guard.status()),
+        // `--no-if-guard`: a core without the guard ignores it, as a core
+        // that takes unknown params would (the unsafe case).
+        guard: params
+            .guard
+            .filter(|_| sim.if_guard)
+            .map(|guard| guard.status()),
         force: params.force,
     };
-    let accepted = input::send(&terminal, &input, sim.input_log.as_ref())
+    let accepted = input::send(&terminal, &input, sim.input_log.as_ref(), sim.draft_protect)
         .await
         .map_err(|refusal| refusal_error(&terminal.address, refusal))?;
     to_value(SendResult {
@@ -127,6 +134,7 @@ async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
         accepted: true,
         status: accepted.status,
         status_seq: accepted.status_seq,
+        started: accepted.started,
     })
 }
 

@@ -65,6 +65,14 @@ pub struct SimOptions {
     /// Answer the way public clients of real cores show (`--evidence`):
     /// see `evidence`.
     pub evidence: bool,
+    /// The version the hello and the document report (`--version`).
+    pub version: String,
+    /// Whether `rpc.discover` is answered (not `--no-discover`).
+    pub discover: bool,
+    /// Whether `terminal.send` has the `if` guard (not `--no-if-guard`).
+    pub if_guard: bool,
+    /// How long a draft holds a send (`--draft-protect-ms`).
+    pub draft_protect: Duration,
 }
 
 pub struct Sim {
@@ -76,6 +84,10 @@ pub struct Sim {
     pub slow_reply: Duration,
     /// Replies reshaped as real cores send them (`--evidence`).
     pub evidence: bool,
+    pub version: String,
+    pub discover: bool,
+    pub if_guard: bool,
+    pub draft_protect: Duration,
     options: SimOptions,
 }
 
@@ -98,6 +110,10 @@ impl Sim {
             input_log,
             slow_reply: options.slow_reply,
             evidence: options.evidence,
+            version: options.version.clone(),
+            discover: options.discover,
+            if_guard: options.if_guard,
+            draft_protect: options.draft_protect,
             options,
         })
     }

@@ -66,6 +66,9 @@ pub struct State {
     pub exit: Option<Exit>,
     /// When input was last written, for the keyboard-quiet wait.
     pub last_input: Option<Instant>,
+    /// Characters typed at the keyboard (control `type`) since the last
+    /// Enter: the user's draft, which draft protection holds sends for.
+    pub draft: usize,
     /// Bytes of output seen so far.
     pub output_bytes: u64,
     screen: Option<Screen>,
@@ -116,6 +119,7 @@ impl Terminal {
             program,
             exit: None,
             last_input: None,
+            draft: 0,
             output_bytes: 0,
             screen: Some(Screen {
                 filter: OscFilter::default(),
@@ -138,6 +142,7 @@ impl Terminal {
             program: IDLE_RECORD_PROGRAM.to_string(),
             exit: None,
             last_input: None,
+            draft: 0,
             output_bytes: 0,
             screen: None,
         };
@@ -233,6 +238,23 @@ impl Terminal {
         }
         self.notify_change();
         Some(shown_us)
+    }
+
+    /// Keystrokes typed at the keyboard, as the draft sees them: Enter (CR
+    /// or LF) submits the draft, ^C or ^U clears it, DEL or BS takes one
+    /// character back, anything else adds to it.
+    pub fn typed(&self, keys: &str) {
+        {
+            let mut state = self.state();
+            for key in keys.chars() {
+                state.draft = match key {
+                    '\r' | '\n' | '\u{3}' | '\u{15}' => 0,
+                    '\u{7f}' | '\u{8}' => state.draft.saturating_sub(1),
+                    _ => state.draft + 1,
+                };
+            }
+        }
+        self.notify_change();
     }
 
     /// Wakes everyone in [`Terminal::wait_for`].

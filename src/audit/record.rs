@@ -180,6 +180,9 @@ pub enum ReasonCode {
     DispatchFailed,
     /// not_sent: hc's atomic `if` guard refused; nothing was written.
     StatusMismatch,
+    /// not_sent: hc answered `started: false`: it did not start the
+    /// delivery (the input held the user's draft) and typed nothing.
+    NotStarted,
     /// not_sent: the approval asks a human; the 2026-07-28 client was asked
     /// (an input-required result) and retries with the answer.
     ConfirmationRequired,
@@ -224,6 +227,7 @@ impl ReasonCode {
             ReasonCode::StatusNotAllowed => "status_not_allowed",
             ReasonCode::DispatchFailed => "dispatch_failed",
             ReasonCode::StatusMismatch => "status_mismatch",
+            ReasonCode::NotStarted => "not_started",
             ReasonCode::ConfirmationRequired => "confirmation_required",
             ReasonCode::ConfirmationDeclined => "confirmation_declined",
             ReasonCode::ConfirmationCancelled => "confirmation_cancelled",

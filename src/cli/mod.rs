@@ -24,7 +24,7 @@ use crate::mcp::PROTOCOL_VERSIONS;
 #[command(
     name = "herdr-core-mcp",
     version,
-    about = "MCP server that lets AI assistants see and prompt the existing terminals of a local herdr-core (hc) 0.1.15, safely",
+    about = "MCP server that lets AI assistants see and prompt the existing terminals of a local herdr-core (hc), safely: hc 0.1.15 built in, newer cores once checked and accepted",
     propagate_version = true
 )]
 pub struct Cli {
@@ -96,9 +96,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Report how this core (of any version) differs from the modelled
-        /// hc 0.1.15 contract: fields, types, statuses, addresses, error
-        /// objects, framing. Read-only; exit 0 when nothing differs, 1 when
-        /// something does or the core cannot be reached.
+        /// hc 0.1.15 contract, and from its own rpc.discover document:
+        /// fields, types, statuses, addresses, error objects, framing.
+        /// Read-only; exit 0 when nothing differs, 1 when something does or
+        /// the core cannot be reached.
         #[arg(long)]
         check_contract: bool,
         /// With --check-contract: also compare this OpenRPC document (what
@@ -109,6 +110,12 @@ pub enum Command {
         /// screens, titles, cwds and argv replaced by length and SHA-256.
         #[arg(long, value_name = "FILE", requires = "check_contract")]
         record: Option<PathBuf>,
+        /// With --check-contract: when nothing found would make a call
+        /// fail, record the core's version (and its rpc.discover document's
+        /// SHA-256) in the config's hcVersions, so serve, allow and the
+        /// tools speak to it. Accepts nothing, exit 1, otherwise.
+        #[arg(long, requires = "check_contract")]
+        accept: bool,
     },
     /// Approve the live terminal at ADDRESS for send_prompt: probes the core,
     /// shows the terminal, and writes coreId and its (address, created_ms)

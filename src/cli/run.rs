@@ -34,14 +34,27 @@ pub async fn run(command: Command) -> Result<(), Error> {
             check_contract: true,
             schema,
             record,
+            accept,
         } => {
             let check = contract::Check {
                 schema,
                 json,
                 record,
             };
-            let report = contract::run(&Config::load(&config.resolve()?)?, &check).await?;
+            let path = config.resolve()?;
+            let report = contract::run(&Config::load(&path)?, &check).await?;
             print(&report.text)?;
+            if accept {
+                let accepted = crate::ops::accept::accept(&path, &report, config.config.as_deref());
+                let said = accepted.await?;
+                // The JSON report stays one document on stdout.
+                if json {
+                    eprint!("{said}");
+                } else {
+                    print(&said)?;
+                }
+                return Ok(());
+            }
             return match report.differences {
                 0 => Ok(()),
                 differences => Err(Error::Contract { differences }),

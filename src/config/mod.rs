@@ -24,9 +24,10 @@ pub(crate) use error::Invalid;
 pub(crate) use file::{check_directories, current_uid, default_path, read_checked, replace};
 pub(crate) use http::HttpConfig;
 pub(crate) use lock::{LockError, lock};
-pub use raw::RawConfig;
+pub use raw::{RawConfig, RawHcVersion};
 pub(crate) use raw::{RawHttp, RawTransport};
 pub(crate) use send_mode::SendMode;
+pub(crate) use validated::is_acceptable_version;
 pub use validated::{Config, Transport};
 
 #[cfg(test)]

@@ -24,6 +24,24 @@ pub(super) const DEFAULT_CONFIRM_TIMEOUT_MS: u64 = 120_000;
 /// The in-call wait for an answer: under the 60 s many hosts give one tool
 /// call, so the host does not end the call before the human can answer.
 pub(super) const DEFAULT_CONFIRM_CALL_TIMEOUT_MS: u64 = 50_000;
+/// The bound of one send: hc holds a send up to 60 s while the user has a
+/// draft in the terminal, plus its submission checks; public clients of
+/// current cores allow 90 s.
+pub(super) const DEFAULT_SEND_TIMEOUT_MS: u64 = 90_000;
+
+/// One hc version the operator accepted (`inspect-core --check-contract
+/// --accept` writes it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHcVersion {
+    /// `version`: hc's version as its hello reports it.
+    pub version: String,
+    /// `document_sha256`: SHA-256 of the core's `rpc.discover` document in
+    /// canonical JSON, or null when the core did not describe itself.
+    pub document_sha256: Option<String>,
+    /// `checked_ms`: when the check ran, in ms since the Unix epoch.
+    pub checked_ms: u64,
+}
 
 /// One approved terminal lifetime as the file spells it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -75,12 +93,23 @@ pub struct RawConfig {
     /// `sendAllowlist`: the approved terminal lifetimes (default none).
     #[serde(default)]
     pub send_allowlist: Vec<RawLifetime>,
+    /// `hcVersions`: hc versions accepted beyond the built-in one (default
+    /// none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hc_versions: Vec<RawHcVersion>,
     /// `timeoutMs`: the bound of each core call, in ms (default 15,000).
     #[serde(
         default = "default_timeout_ms",
         skip_serializing_if = "is_default_timeout"
     )]
     pub timeout_ms: u64,
+    /// `sendTimeoutMs`: the bound of one `terminal.send`, in ms (default
+    /// 90,000).
+    #[serde(
+        default = "default_send_timeout_ms",
+        skip_serializing_if = "is_default_send_timeout"
+    )]
+    pub send_timeout_ms: u64,
     /// `waitMaxMs`: the longest one wait call may wait, in ms (default
     /// 600,000).
     #[serde(
@@ -134,6 +163,14 @@ fn default_timeout_ms() -> u64 {
     DEFAULT_TIMEOUT_MS
 }
 
+fn default_send_timeout_ms() -> u64 {
+    DEFAULT_SEND_TIMEOUT_MS
+}
+
+fn is_default_send_timeout(ms: &u64) -> bool {
+    *ms == DEFAULT_SEND_TIMEOUT_MS
+}
+
 fn default_wait_max_ms() -> u64 {
     DEFAULT_WAIT_MAX_MS
 }
@@ -174,7 +211,9 @@ impl RawConfig {
             core_id: None,
             send_mode: SendMode::IdleOnly,
             send_allowlist: Vec::new(),
+            hc_versions: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
+            send_timeout_ms: DEFAULT_SEND_TIMEOUT_MS,
             wait_max_ms: DEFAULT_WAIT_MAX_MS,
             confirm_timeout_ms: DEFAULT_CONFIRM_TIMEOUT_MS,
             confirm_call_timeout_ms: DEFAULT_CONFIRM_CALL_TIMEOUT_MS,

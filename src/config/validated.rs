@@ -10,9 +10,9 @@ use super::allowlist::{Approval, TerminalLifetime, allowlist};
 use super::error::{ConfigError, Invalid, invalid};
 use super::file;
 use super::http::{self, HttpConfig};
-use super::raw::{RawConfig, RawTransport};
+use super::raw::{RawConfig, RawHcVersion, RawTransport};
 use super::send_mode::SendMode;
-use crate::hc::CoreId;
+use crate::hc::{Acceptance, AcceptedVersion, CoreId, HcClient};
 
 /// Bounds of `timeoutMs`: below 100 ms a busy core looks dead; above a
 /// minute a stuck core holds a tool call hostage.
@@ -22,6 +22,11 @@ const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 /// Bounds of `confirmTimeoutMs` and `confirmCallTimeoutMs`: long enough for a human to read a prompt,
 /// short enough that an unanswered question does not hold a send forever.
 const CONFIRM_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
+/// Bounds of `sendTimeoutMs`: at least a second; at most five minutes, past
+/// hc's 60 s draft protection with room for slow submission checks.
+const SEND_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=300_000;
+/// Longest version string `hcVersions` takes.
+const MAX_VERSION_CHARS: usize = 64;
 
 /// The transport `serve` speaks; only HTTP has settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +45,9 @@ pub struct Config {
     core_id: Option<CoreId>,
     send_mode: SendMode,
     send_allowlist: HashMap<TerminalLifetime, Approval>,
+    hc_versions: Vec<RawHcVersion>,
     timeout: Duration,
+    send_timeout: Duration,
     wait_max: Duration,
     confirm_timeout: Duration,
     confirm_call_timeout: Duration,
@@ -117,6 +124,44 @@ impl Config {
         self.timeout
     }
 
+    /// Bound of one `terminal.send` (`sendTimeoutMs`).
+    pub fn send_timeout(&self) -> Duration {
+        self.send_timeout
+    }
+
+    /// The hc versions accepted beyond the built-in one (`hcVersions`),
+    /// with when each was checked.
+    pub fn hc_versions(&self) -> &[RawHcVersion] {
+        &self.hc_versions
+    }
+
+    /// What the core client speaks: the built-in version and `hcVersions`,
+    /// its refusals naming this config.
+    pub fn acceptance(&self) -> Acceptance {
+        Acceptance {
+            versions: self
+                .hc_versions
+                .iter()
+                .map(|v| AcceptedVersion {
+                    version: v.version.clone(),
+                    document_sha256: v.document_sha256.clone(),
+                })
+                .collect(),
+            operator_flag: self.operator_flag.clone(),
+        }
+    }
+
+    /// A client of this config's core: its socket, timeouts and accepted
+    /// versions.
+    pub fn hc_client(&self) -> HcClient {
+        HcClient::with(
+            &self.socket_path,
+            self.timeout,
+            self.send_timeout,
+            self.acceptance(),
+        )
+    }
+
     /// Longest one wait call may wait.
     pub fn wait_max(&self) -> Duration {
         self.wait_max
@@ -180,6 +225,9 @@ impl Config {
         if new.timeout != self.timeout {
             needs_restart.push("timeoutMs");
         }
+        if new.send_timeout != self.send_timeout {
+            needs_restart.push("sendTimeoutMs");
+        }
         if new.audit_log != self.audit_log {
             needs_restart.push("auditLog");
         }
@@ -187,6 +235,7 @@ impl Config {
             socket_path: self.socket_path.clone(),
             transport: self.transport.clone(),
             timeout: self.timeout,
+            send_timeout: self.send_timeout,
             audit_log: self.audit_log.clone(),
             ..new
         };
@@ -245,6 +294,16 @@ impl TryFrom<RawConfig> for Config {
                 ),
             ));
         }
+        if !SEND_TIMEOUT_MS_RANGE.contains(&raw.send_timeout_ms) {
+            return Err(invalid(
+                "sendTimeoutMs",
+                format!(
+                    "must be between 1000 and 300000, got {}",
+                    raw.send_timeout_ms
+                ),
+            ));
+        }
+        check_hc_versions(&raw.hc_versions)?;
         let send_allowlist = allowlist(raw.send_allowlist)?;
         if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
             return Err(invalid(
@@ -271,7 +330,9 @@ impl TryFrom<RawConfig> for Config {
             core_id,
             send_mode: raw.send_mode,
             send_allowlist,
+            hc_versions: raw.hc_versions,
             timeout: Duration::from_millis(raw.timeout_ms),
+            send_timeout: Duration::from_millis(raw.send_timeout_ms),
             wait_max: Duration::from_millis(raw.wait_max_ms),
             confirm_timeout: Duration::from_millis(raw.confirm_timeout_ms),
             confirm_call_timeout: Duration::from_millis(raw.confirm_call_timeout_ms),
@@ -279,6 +340,50 @@ impl TryFrom<RawConfig> for Config {
             operator_flag: String::new(),
         })
     }
+}
+
+/// Whether `version` can be listed in `hcVersions`: 1 to 64 printable
+/// ASCII characters.
+pub(crate) fn is_acceptable_version(version: &str) -> bool {
+    !version.is_empty()
+        && version.len() <= MAX_VERSION_CHARS
+        && version.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Each `hcVersions` entry names one version once, in printable words, with
+/// a SHA-256 in hex or null.
+fn check_hc_versions(versions: &[RawHcVersion]) -> Result<(), Invalid> {
+    for (i, entry) in versions.iter().enumerate() {
+        let key = format!("hcVersions[{i}]");
+        let version = &entry.version;
+        if !is_acceptable_version(version) {
+            return Err(invalid(
+                format!("{key}.version"),
+                format!(
+                    "must be hc's version as its hello reports it (1 to {MAX_VERSION_CHARS} printable ASCII characters), got {}",
+                    crate::escape::bounded(&format!("{version:?}"), 80)
+                ),
+            ));
+        }
+        if versions[..i].iter().any(|e| e.version == *version) {
+            return Err(invalid(
+                format!("{key}.version"),
+                format!("{version} is listed twice: keep one entry per version"),
+            ));
+        }
+        if let Some(sha) = &entry.document_sha256
+            && !(sha.len() == 64
+                && sha
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        {
+            return Err(invalid(
+                format!("{key}.document_sha256"),
+                "must be 64 lowercase hex digits, or null: let inspect-core --check-contract --accept write it",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A path with a NUL byte: the kernel would read it cut short there, so it

@@ -1,10 +1,13 @@
 //! The typed core client: one async fn per hc method, each bounded by the
 //! configured timeout (pool wait, connect, handshake, request and reply
-//! together) and answering with the identity of the core that served it.
+//! together; a send by its own, longer one, since hc holds a send while the
+//! user has a draft in the terminal) and answering with the identity of the
+//! core that served it.
 //!
 //! `send` is the only writer. It reports whether a failure happened before
 //! the request could have reached hc ([`SendError::NotDispatched`]) or after
-//! ([`SendError::Dispatched`]); the tools turn that into NOT SENT / UNKNOWN.
+//! ([`SendError::Dispatched`]), and a request hc took but did not start
+//! ([`SendError::NotStarted`]); the tools turn that into NOT SENT / UNKNOWN.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,6 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+use super::acceptance::Acceptance;
 use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
@@ -58,6 +62,10 @@ pub enum SendError {
     /// Failed after writing began: the input may have landed.
     #[error("{0}")]
     Dispatched(CoreError),
+    /// hc answered `started: false`: it took the request but did not start
+    /// the delivery, and typed nothing. Never resent.
+    #[error("hc did not start the delivery: the terminal's input may hold the user's draft")]
+    NotStarted(Box<Answer<SendResult>>),
 }
 
 /// What to paste into a terminal. `submit` is always true and `force`
@@ -78,18 +86,49 @@ pub struct SendRequest<'a> {
 pub struct HcClient {
     pool: Pool,
     timeout: Duration,
+    send_timeout: Duration,
     pacer: Pacer,
 }
 
 impl HcClient {
-    /// A client of the socket at `socket_path`, each call bounded by
-    /// `timeout`; nothing is connected yet.
+    /// A client of the socket at `socket_path`, each call (a send too)
+    /// bounded by `timeout`, speaking only the built-in hc version; nothing
+    /// is connected yet.
     pub fn new(socket_path: &Path, timeout: Duration) -> HcClient {
+        HcClient::with(socket_path, timeout, timeout, Acceptance::default())
+    }
+
+    /// A client whose sends are bounded by `send_timeout` and every other
+    /// call by `timeout`, speaking the built-in version and those
+    /// `acceptance` lists.
+    pub fn with(
+        socket_path: &Path,
+        timeout: Duration,
+        send_timeout: Duration,
+        acceptance: Acceptance,
+    ) -> HcClient {
         HcClient {
-            pool: Pool::new(socket_path),
+            pool: Pool::new(socket_path, acceptance),
             timeout,
+            send_timeout,
             pacer: Pacer::new(timeout),
         }
+    }
+
+    /// Puts `acceptance` in force for the calls that start from now on
+    /// (a reload); connections admitted under another are not reused.
+    pub fn accept(&self, acceptance: Acceptance) {
+        self.pool.accept(acceptance);
+    }
+
+    /// The acceptance in force.
+    pub fn acceptance(&self) -> Arc<Acceptance> {
+        self.pool.acceptance()
+    }
+
+    /// The bound of one `terminal.send`.
+    pub fn send_timeout(&self) -> Duration {
+        self.send_timeout
     }
 
     /// The connections to hc.
@@ -99,7 +138,7 @@ impl HcClient {
 
     /// The handshake facts of the core currently behind the socket.
     pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
-        self.bounded(Method::Hello, async {
+        self.bounded(Method::Hello, self.timeout, async {
             // The core's identity: never from a connection to a core that
             // has gone.
             let mut lease = self.pool.acquire(ReuseCheck::Kernel).await?;
@@ -183,7 +222,10 @@ impl HcClient {
             lease.release();
             Ok(Answer { core, value })
         };
-        match self.bounded(method, attempt).await {
+        match self.bounded(method, self.send_timeout, attempt).await {
+            Ok(answer) if answer.value.started == Some(false) => {
+                Err(SendError::NotStarted(Box::new(answer)))
+            }
             Ok(answer) => Ok(answer),
             Err(e) if dispatched.load(Ordering::SeqCst) => Err(SendError::Dispatched(e)),
             Err(e) => Err(SendError::NotDispatched(e)),
@@ -204,7 +246,7 @@ impl HcClient {
         params: &P,
         check: impl FnOnce(&R) -> Result<(), CoreError>,
     ) -> Result<Answer<R>, CoreError> {
-        self.bounded(method, async {
+        self.bounded(method, self.timeout, async {
             let mut lease = self.pool.acquire(ReuseCheck::Runtime).await?;
             let id = match lease.conn().write_request(method, params).await {
                 Ok(id) => id,
@@ -227,21 +269,22 @@ impl HcClient {
         .await
     }
 
-    /// Runs `work` under the call timeout. A timed-out call's connection is
+    /// Runs `work` under `timeout`. A timed-out call's connection is
     /// dropped with the future, never returned to the pool.
     async fn bounded<T>(
         &self,
         method: Method,
+        timeout: Duration,
         work: impl Future<Output = Result<T, CoreError>>,
     ) -> Result<T, CoreError> {
         self.pacer.start();
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + timeout;
         match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result,
             Err(_) => Err(CoreError::Timeout {
                 path: self.pool.path().to_path_buf(),
                 method,
-                timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             }),
         }
     }

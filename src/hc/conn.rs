@@ -1,6 +1,7 @@
 //! One lockstep connection to hc: a [`Framed`] stream that has passed the
-//! handshake with its exact pins (version, generation, framing; the core_id
-//! is checked by its type). A `Connection` never outlives a fault: every
+//! handshake with its exact pins (generation, framing; the core_id is
+//! checked by its type) and a version the [`Admission`] accepts, its
+//! `rpc.discover` document checked when the acceptance is bound to one. A `Connection` never outlives a fault: every
 //! error returned here means the caller must drop it. Timeouts and pooling
 //! are the client's and the pool's business.
 
@@ -9,7 +10,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
+use super::acceptance::{self, Acceptance, Admission, Verdict};
 use super::error::CoreError;
 use super::framing::Framed;
 use super::wire::{self, ClientInfo, Hello, HelloParams, Method};
@@ -35,12 +38,15 @@ pub fn hello_params() -> HelloParams<'static> {
 pub struct Connection {
     framed: Framed,
     hello: Arc<Hello>,
+    /// The acceptance this connection was admitted under: a parked
+    /// connection is reused only while that one is still in force.
+    admitted: Arc<Acceptance>,
 }
 
 impl Connection {
     /// Connects and performs the handshake; fails unless hc is exactly the
-    /// pinned version, generation and framing.
-    pub async fn open(path: Arc<Path>) -> Result<Connection, CoreError> {
+    /// pinned generation and framing, and a version `admission` accepts.
+    pub async fn open(path: Arc<Path>, admission: &Admission) -> Result<Connection, CoreError> {
         let mut framed = Framed::connect(path).await?;
         let hello: Hello = match framed.call(Method::Hello, &hello_params()).await {
             Ok(hello) => hello,
@@ -57,10 +63,17 @@ impl Connection {
             Err(e) => return Err(e),
         };
         check_pins(framed.path(), &hello)?;
+        let admitted = admit(&mut framed, &hello, admission).await?;
         Ok(Connection {
             framed,
             hello: Arc::new(hello),
+            admitted,
         })
+    }
+
+    /// The acceptance this connection was admitted under.
+    pub fn admitted(&self) -> &Arc<Acceptance> {
+        &self.admitted
     }
 
     /// Who answered the handshake on this connection.
@@ -122,14 +135,60 @@ fn check_pins(path: &Path, hello: &Hello) -> Result<(), CoreError> {
         expected: expected.to_owned(),
         actual,
     };
-    if hello.version != wire::PINNED_VERSION {
-        return Err(pin("version", wire::PINNED_VERSION, hello.version.clone()));
-    }
     if hello.generation != wire::PINNED_GENERATION {
         return Err(pin("generation", "1", hello.generation.to_string()));
     }
     if hello.framing != wire::PINNED_FRAMING {
-        return Err(pin("framing", wire::PINNED_FRAMING, hello.framing.clone()));
+        return Err(pin(
+            "framing",
+            wire::PINNED_FRAMING,
+            crate::escape::bounded(&hello.framing, 64).into_owned(),
+        ));
     }
     Ok(())
+}
+
+/// The version: built in, or accepted, and then, when the acceptance is
+/// bound to the core's document, that document asked for (once per core)
+/// and hashed.
+async fn admit(
+    framed: &mut Framed,
+    hello: &Hello,
+    admission: &Admission,
+) -> Result<Arc<Acceptance>, CoreError> {
+    let accepted = admission.current();
+    let path = framed.path().to_path_buf();
+    let refuse = |why: String| CoreError::Unaccepted {
+        path: path.clone(),
+        version: crate::escape::bounded(&hello.version, 64).into_owned(),
+        why,
+        flag: accepted.operator_flag.clone(),
+    };
+    let expected = match accepted.verdict(&hello.version) {
+        Verdict::Accepted => return Ok(accepted),
+        Verdict::Unaccepted => return Err(refuse(String::new())),
+        Verdict::IfDocumentIs(sha) => sha,
+    };
+    if admission.is_verified(&hello.core_id, expected) {
+        return Ok(Arc::clone(&accepted));
+    }
+    let document: Value = match framed.call(Method::Discover, &serde_json::json!({})).await {
+        Ok(document) => document,
+        Err(CoreError::Rpc { code, .. }) => {
+            return Err(refuse(format!(
+                " as it runs now: it was accepted with its rpc.discover document, and now answers rpc.discover with error {code}"
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let found = acceptance::document_sha256(&document);
+    if found != expected {
+        return Err(refuse(format!(
+            " as it runs now: it was accepted with an rpc.discover document of SHA-256 {}…, and now serves one of {}…, so the core was upgraded or changed since it was checked",
+            &expected[..expected.len().min(12)],
+            &found[..12]
+        )));
+    }
+    admission.mark_verified(&hello.core_id, expected);
+    Ok(Arc::clone(&accepted))
 }

@@ -39,15 +39,15 @@ pub enum CoreError {
         source: std::io::Error,
     },
 
-    /// The handshake answered, but with another hc than the pinned one.
+    /// The handshake answered with a generation or framing other than the
+    /// pins (which no acceptance changes).
     #[error(
-        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}: run hc {pinned} or an adapter built for that hc (herdr-core-mcp inspect-core --check-contract shows how that core differs from the model)",
-        pinned = wire::PINNED_VERSION
+        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}, whatever the version (herdr-core-mcp inspect-core --check-contract shows how that core differs from the model)"
     )]
     HandshakePin {
         /// The socket path.
         path: PathBuf,
-        /// The pin that differs: `version`, `generation` or `framing`.
+        /// The pin that differs: `generation` or `framing`.
         what: &'static str,
         /// The pinned value.
         expected: String,
@@ -55,8 +55,25 @@ pub enum CoreError {
         actual: String,
     },
 
+    /// The core's version is neither built in nor accepted, or it was
+    /// accepted with a document the core no longer serves.
+    #[error(
+        "hc at {path} is version {version}, which this adapter has not accepted{why}; nothing was sent. Check that core and accept it with: herdr-core-mcp inspect-core --check-contract --accept{flag} (built in: hc {pinned})",
+        pinned = wire::PINNED_VERSION
+    )]
+    Unaccepted {
+        /// The socket path.
+        path: PathBuf,
+        /// The version hc reported, escaped.
+        version: String,
+        /// Why a listed version is refused after all, or empty.
+        why: String,
+        /// ` --config PATH`, or empty for the default config.
+        flag: String,
+    },
+
     /// hc refused the handshake itself (e.g. `unsupported_generation`).
-    #[error("hc at {path} refused the handshake: {detail}; this adapter needs hc {pinned}", pinned = wire::PINNED_VERSION)]
+    #[error("hc at {path} refused the handshake: {detail}; this adapter speaks generation {generation}, plain framing", generation = wire::PINNED_GENERATION)]
     HandshakeRefused {
         /// The socket path.
         path: PathBuf,
@@ -66,7 +83,8 @@ pub enum CoreError {
 
     /// The whole call did not finish within `timeoutMs`.
     #[error(
-        "hc at {path} did not answer {method} within {timeout_ms} ms: check hc is responsive, or raise timeoutMs{hint}",
+        "hc at {path} did not answer {method} within {timeout_ms} ms: check hc is responsive, or raise {key}{hint}",
+        key = if *method == Method::Send { "sendTimeoutMs" } else { "timeoutMs" },
         hint = not_hc_hint(*method)
     )]
     Timeout {
@@ -74,7 +92,8 @@ pub enum CoreError {
         path: PathBuf,
         /// The hc method called.
         method: Method,
-        /// The bound that passed (`timeoutMs`), in ms.
+        /// The bound that passed (`sendTimeoutMs` for a send, else
+        /// `timeoutMs`), in ms.
         timeout_ms: u64,
     },
 

@@ -4,6 +4,7 @@
 //! `client` the typed calls the rest of the adapter uses. Ground floor: it
 //! imports nothing of the adapter above it.
 
+pub(crate) mod acceptance;
 pub(crate) mod client;
 pub(crate) mod conn;
 mod core_id;
@@ -13,6 +14,7 @@ pub(crate) mod framing;
 pub(crate) mod pool;
 pub mod wire;
 
+pub use acceptance::{Acceptance, AcceptedVersion, document_sha256};
 pub use client::{HcClient, Listing, SendError, SendRequest};
 pub use core_id::CoreId;
 pub use error::CoreError;

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::acceptance::{Acceptance, Admission};
 use super::conn::Connection;
 use super::error::CoreError;
 
@@ -38,15 +39,31 @@ pub struct Pool {
     path: Arc<Path>,
     permits: Arc<Semaphore>,
     idle: Mutex<Vec<Connection>>,
+    admission: Admission,
 }
 
 impl Pool {
-    pub fn new(path: &Path) -> Pool {
+    pub fn new(path: &Path, acceptance: Acceptance) -> Pool {
         Pool {
             path: Arc::from(path),
             permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             idle: Mutex::new(Vec::with_capacity(MAX_CONNECTIONS)),
+            admission: Admission::new(acceptance),
         }
+    }
+
+    /// Puts `acceptance` in force for connections opened from now on; when
+    /// it changed, the parked connections (admitted under the old one) are
+    /// closed.
+    pub fn accept(&self, acceptance: Acceptance) {
+        if self.admission.replace(acceptance) {
+            self.idle.lock().expect("pool lock").clear();
+        }
+    }
+
+    /// The acceptance in force.
+    pub fn acceptance(&self) -> Arc<Acceptance> {
+        self.admission.current()
     }
 
     pub fn path(&self) -> &Path {
@@ -66,7 +83,10 @@ impl Pool {
             })?;
         let (conn, reused) = match self.take_idle(check) {
             Some(conn) => (conn, true),
-            None => (Connection::open(Arc::clone(&self.path)).await?, false),
+            None => (
+                Connection::open(Arc::clone(&self.path), &self.admission).await?,
+                false,
+            ),
         };
         Ok(Lease {
             pool: self,
@@ -77,8 +97,12 @@ impl Pool {
     }
 
     fn take_idle(&self, check: ReuseCheck) -> Option<Connection> {
+        let acceptance = self.admission.current();
         let mut idle = self.idle.lock().expect("pool lock");
         while let Some(conn) = idle.pop() {
+            if !Arc::ptr_eq(conn.admitted(), &acceptance) {
+                continue;
+            }
             let healthy = match check {
                 ReuseCheck::Kernel => conn.is_healthy(),
                 ReuseCheck::Runtime => conn.looks_healthy(),
@@ -124,7 +148,8 @@ impl Lease<'_> {
     /// (the old one is dropped).
     pub async fn reconnect(&mut self) -> Result<(), CoreError> {
         self.conn = None;
-        self.conn = Some(Connection::open(Arc::clone(&self.pool.path)).await?);
+        self.conn =
+            Some(Connection::open(Arc::clone(&self.pool.path), &self.pool.admission).await?);
         self.reused = false;
         Ok(())
     }

@@ -86,6 +86,7 @@ fn core_kind(e: &CoreError) -> &'static str {
         | CoreError::NotListening { .. }
         | CoreError::Connect { .. } => "hc_unavailable",
         CoreError::HandshakePin { .. } | CoreError::HandshakeRefused { .. } => "hc_incompatible",
+        CoreError::Unaccepted { .. } => "hc_unaccepted",
         CoreError::Timeout { .. } => "hc_timeout",
         CoreError::ReplyTooLarge { .. } => "hc_reply_too_large",
         CoreError::Protocol { .. } | CoreError::Closed { .. } | CoreError::Io { .. } => {

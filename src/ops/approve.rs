@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{self, Config, ConfigError, RawConfig, SendMode};
 use crate::escape::{self, printable, readable_ms};
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
-use crate::hc::{CoreError, CoreId, HcClient};
+use crate::hc::{CoreError, CoreId};
 
 const CORE_ID_KEY: &str = "coreId";
 const ALLOWLIST_KEY: &str = "sendAllowlist";
@@ -51,6 +51,9 @@ pub enum ApproveError {
         path = path.display()
     )]
     ChangedMeanwhile { path: PathBuf },
+    /// `--accept` recorded nothing (the message says why).
+    #[error("{0}")]
+    NotAccepted(String),
     /// Writing the new file failed; the old one is unchanged.
     #[error("cannot {what} {path}: {source}; the config is unchanged", path = path.display())]
     Write {
@@ -80,7 +83,7 @@ pub(crate) struct Request<'a> {
 
 /// How a running serve is told: the same words wherever a change is made,
 /// with the `--config` the operator gave (none: the default config).
-fn apply_hint(config_flag: Option<&Path>) -> String {
+pub(super) fn apply_hint(config_flag: Option<&Path>) -> String {
     format!(
         "apply it to a running serve with herdr-core-mcp reload{} (or kill -HUP <pid>)",
         config_flag.map_or(String::new(), |p| format!(" --config {}", shown(p)))
@@ -196,7 +199,7 @@ pub(crate) async fn allow(
 
 /// The live, unfinished terminal at `address`, and its core.
 async fn probe(config: &Config, address: &str) -> Result<(CoreId, TerminalRecord), ApproveError> {
-    let client = HcClient::new(config.socket_path(), config.timeout());
+    let client = config.hc_client();
     let probed = client.get(address).await;
     client.close();
     let probed = probed.map_err(|e| match e.hc_kind() {
@@ -342,7 +345,7 @@ pub(crate) async fn revoke(
 
 /// A path as the operator is shown it: a directory name can carry ESC,
 /// C1 or bidi characters too.
-fn shown(path: &Path) -> String {
+pub(super) fn shown(path: &Path) -> String {
     printable(&path.display().to_string()).into_owned()
 }
 
@@ -350,13 +353,13 @@ fn shown(path: &Path) -> String {
 /// validate from this same text, so what is edited is what was checked),
 /// the validated config, and the real file behind any symlink, which is
 /// the one rewritten (the link stays a link).
-struct Editing {
-    doc: Value,
-    config: Config,
-    resolved: PathBuf,
+pub(super) struct Editing {
+    pub doc: Value,
+    pub config: Config,
+    pub resolved: PathBuf,
 }
 
-fn load(path: &Path) -> Result<Editing, ConfigError> {
+pub(super) fn load(path: &Path) -> Result<Editing, ConfigError> {
     let checked = config::read_checked(path)?;
     let config = Config::validate(path, RawConfig::parse(path, &checked.text)?)?;
     let doc: Value = serde_json::from_str(&checked.text).map_err(|e| ConfigError::Parse {
@@ -386,7 +389,7 @@ fn document(doc: &Value) -> String {
 }
 
 /// Replaces the config at `path` with `doc` (see `config::replace`).
-fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
+pub(super) fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
     config::replace(path, &document(doc)).map_err(|(what, source)| ApproveError::Write {
         what,
         path: path.to_path_buf(),

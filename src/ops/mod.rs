@@ -12,6 +12,7 @@
 //! - [`serves`]: which processes are this user's serves, from `/proc`;
 //!   [`marker`]: how any copy of this program is recognised.
 
+pub(crate) mod accept;
 pub(crate) mod approve;
 pub(crate) mod contract;
 pub(crate) mod doctor;

@@ -149,7 +149,6 @@ fn peak_rss_kib() -> i64 {
 #[tokio::test]
 async fn each_handshake_pin_names_expected_and_actual() {
     for (fault, expected, actual) in [
-        ("wrong-version", "0.1.15", "0.1.14"),
         ("wrong-generation", "1", "2"),
         ("wrong-framing", "plain", ""),
     ] {
@@ -174,6 +173,24 @@ async fn each_handshake_pin_names_expected_and_actual() {
             message.contains(&sim.socket.display().to_string()),
             "{message}"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_version_neither_built_in_nor_accepted_is_refused_naming_the_check() {
+    let sim = Sim::start(SimOptions::agents(1).fault("wrong-version:hc.hello"));
+    let error = client(&sim, 2_000).hello().await.expect_err("0.1.14");
+    let CoreError::Unaccepted { version, .. } = &error else {
+        panic!("unexpected error {error:?}")
+    };
+    assert_eq!(version, "0.1.14");
+    let message = error.to_string();
+    for said in [
+        "version 0.1.14, which this adapter has not accepted",
+        "nothing was sent",
+        "inspect-core --check-contract --accept",
+    ] {
+        assert!(message.contains(said), "no {said:?} in {message}");
     }
 }
 

@@ -46,6 +46,8 @@ const DEFAULT_SEED: u64 = 0x7e57_fa17_5eed_0007;
 /// Short, so a fault that swallows a reply costs little: a full round with
 /// timeouts in preflight and dispatch stays well under a second.
 const TIMEOUT_MS: u64 = 250;
+/// `sendTimeoutMs`: its lowest value, so a send hc never answers ends soon.
+const SEND_TIMEOUT_MS: u64 = 1000;
 /// Below the timeout alone, above it when two slow replies meet in one call
 /// (a new connection's `hc.hello` plus its request).
 const SLOW_REPLY_MS: u64 = 150;
@@ -233,6 +235,7 @@ async fn a_thousand_sends_under_random_faults_match_the_input_log() {
             "sendAllowlist": fixture.allowlist,
             "sendMode": mode,
             "timeoutMs": TIMEOUT_MS,
+            "sendTimeoutMs": SEND_TIMEOUT_MS,
         }));
         clients.push(Arc::new(crate::support::in_process::stdio(&config).await));
     }

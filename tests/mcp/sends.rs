@@ -208,7 +208,7 @@ async fn post_dispatch_faults_are_unknown_with_exactly_one_write() {
         agents: faults.len(),
         ..SimOptions::default()
     };
-    let world = World::new(options, json!({"timeoutMs": 1000})).await;
+    let world = World::new(options, json!({"timeoutMs": 1000, "sendTimeoutMs": 1000})).await;
     for (i, fault) in faults.iter().enumerate() {
         let address = format!("t{}", i + 1);
         wait_status(&world.hc, &address, TerminalStatus::Idle).await;

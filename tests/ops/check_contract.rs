@@ -87,7 +87,7 @@ fn a_core_of_another_version_is_reported_first_and_still_checked() {
     assert_eq!(code, 1, "{out}{err}");
     let version = out.lines().nth(1).unwrap_or_default();
     assert!(
-        version.starts_with("version: 0.1.14; this adapter needs exactly 0.1.15"),
+        version.starts_with("version: 0.1.14 (not accepted: serve, allow and the tools refuse"),
         "{out}"
     );
     assert!(
@@ -98,7 +98,10 @@ fn a_core_of_another_version_is_reported_first_and_still_checked() {
     let config = sim.config(json!({}));
     let (code, _, err) = run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("inspect-core --check-contract"), "{err}");
+    assert!(
+        err.contains("inspect-core --check-contract --accept --config"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod doctor_ends;
 mod doctor_token;
 mod generated_files;
 mod inspect_core;
+mod newer_cores;
 mod operator;
 mod operator_hardening;
 mod operator_pass;

@@ -31,6 +31,15 @@ pub struct Options {
     pub slow_reply_ms: Option<u64>,
     /// `--evidence`: answer as real cores do, not as the model says.
     pub evidence: bool,
+    /// `--version`: the version the hello reports (the simulator's default
+    /// is 0.1.15).
+    pub version: Option<String>,
+    /// `--no-discover`: answer `rpc.discover` as an unknown method.
+    pub no_discover: bool,
+    /// `--no-if-guard`: a `terminal.send` without the `if` guard.
+    pub no_if_guard: bool,
+    /// `--draft-protect-ms` (the simulator's default is 60,000).
+    pub draft_protect_ms: Option<u64>,
     /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
@@ -52,6 +61,10 @@ impl Default for Options {
             faults: Vec::new(),
             slow_reply_ms: None,
             evidence: false,
+            version: None,
+            no_discover: false,
+            no_if_guard: false,
+            draft_protect_ms: None,
             input_log: true,
             stderr: None,
         }
@@ -105,8 +118,20 @@ impl Options {
         for fault in &self.faults {
             flag("--fault", fault.clone());
         }
-        if self.evidence {
-            flags.push("--evidence".into());
+        if let Some(version) = &self.version {
+            flag("--version", version.clone());
+        }
+        if let Some(ms) = self.draft_protect_ms {
+            flag("--draft-protect-ms", ms.to_string());
+        }
+        for (on, name) in [
+            (self.evidence, "--evidence"),
+            (self.no_discover, "--no-discover"),
+            (self.no_if_guard, "--no-if-guard"),
+        ] {
+            if on {
+                flags.push(name.into());
+            }
         }
         flags
     }

@@ -98,6 +98,9 @@ pub(crate) struct SendResult {
     pub accepted: bool,
     pub status: Status,
     pub status_seq: u64,
+    /// False: draft protection held the send to the end and nothing was
+    /// written (model from public clients, unverified).
+    pub started: bool,
 }
 
 /// The terminal record (contract §3).

@@ -8,16 +8,20 @@ pub enum Method {
     Get,
     Read,
     Send,
+    /// `rpc.discover`: the core's own OpenRPC document (model from public
+    /// clients, unverified).
+    Discover,
 }
 
 impl Method {
     /// Every method, in contract order.
-    pub const ALL: [Method; 5] = [
+    pub const ALL: [Method; 6] = [
         Method::Hello,
         Method::List,
         Method::Get,
         Method::Read,
         Method::Send,
+        Method::Discover,
     ];
 
     /// The method's wire name.
@@ -28,6 +32,7 @@ impl Method {
             Method::Get => "terminal.get",
             Method::Read => "terminal.read",
             Method::Send => "terminal.send",
+            Method::Discover => "rpc.discover",
         }
     }
 

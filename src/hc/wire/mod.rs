@@ -51,10 +51,14 @@ pub enum Method {
     /// `terminal.send`: paste text into a terminal and submit it (the only
     /// writer).
     Send,
+    /// `rpc.discover`: the core's own OpenRPC document (OpenRPC's discovery
+    /// method, which a document need not list itself). Read-only.
+    Discover,
 }
 
 impl Method {
-    /// Every method, in the contract document's order.
+    /// Every method the contract document lists, in its order
+    /// (`rpc.discover` is OpenRPC's own, not listed).
     pub const ALL: [Method; 5] = [
         Method::Hello,
         Method::List,
@@ -71,6 +75,7 @@ impl Method {
             Method::Get => "terminal.get",
             Method::Read => "terminal.read",
             Method::Send => "terminal.send",
+            Method::Discover => "rpc.discover",
         }
     }
 }
@@ -306,6 +311,12 @@ pub struct SendResult {
     pub status: TerminalStatus,
     /// hc's `status_seq` with that status.
     pub status_seq: u64,
+    /// hc's `started`, when sent: false means hc took the request but did
+    /// not start the delivery (the terminal's input held the user's draft
+    /// past hc's draft protection), and nothing was typed. Absent on cores
+    /// that do not send it, read as started.
+    #[serde(default)]
+    pub started: Option<bool>,
 }
 
 #[cfg(test)]

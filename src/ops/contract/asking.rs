@@ -1,13 +1,14 @@
 //! Asking the core: the handshake (its pins checked, the version first),
-//! the list, each terminal's record and screen, and one unknown method;
-//! every reply's envelope, result and error objects held against the model.
+//! its own document (`rpc.discover`), the list, each terminal's record and
+//! screen, and one unknown method; every reply's envelope, result and error
+//! objects held against the model.
 
 use serde_json::{Value, json};
 
 use super::model::Document;
 use super::probe::{self, Ask, Probe, Received};
 use super::report::Findings;
-use super::{Difference, Group, MAX_TERMINALS, compare};
+use super::{Difference, Discovery, Group, MAX_TERMINALS, Source, compare, schema_diff};
 use crate::hc::wire::{self, ErrorKind, PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 
 /// Asks the core each read method and the unknown one, comparing every
@@ -24,8 +25,16 @@ pub(super) async fn probe_core(model: &Document, mut probe: Probe, findings: &mu
             .map(|v| crate::escape::bounded(v, 128).into_owned())
     };
     findings.version = fact("version");
+    findings.raw_version = result
+        .get("version")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     findings.core_id = fact("core_id");
     check_pins(&result, findings);
+    discover(model, &mut probe, findings).await;
+    if findings.lost {
+        return;
+    }
     let listed = call(
         model,
         &mut probe,
@@ -75,15 +84,18 @@ fn check_pins(hello: &Value, findings: &mut Findings) {
     if let Some(version) = hello.get("version").and_then(Value::as_str)
         && version != PINNED_VERSION
     {
-        findings.add(Difference::new(
-            Group::Handshake,
-            Ask::Hello.method(),
-            "version",
-            format!(
-                "{} (this adapter needs exactly {PINNED_VERSION})",
-                crate::escape::bounded(version, 64)
-            ),
-        ));
+        findings.add(
+            Difference::new(
+                Group::Handshake,
+                Ask::Hello.method(),
+                "version",
+                format!(
+                    "{} (not the built-in {PINNED_VERSION}: spoken once accepted, with --accept when nothing below would make a call fail)",
+                    crate::escape::bounded(version, 64)
+                ),
+            )
+            .tolerated(),
+        );
     }
     if hello.get("generation").and_then(Value::as_u64) != Some(PINNED_GENERATION) {
         findings.add(Difference::new(
@@ -287,6 +299,46 @@ fn error_object(method: &str, error: &Value, expected_code: Option<i64>, finding
                 crate::escape::bounded(kind, 64)
             ),
         ));
+    }
+}
+
+/// The core's own document, when it gives one: compared with the model as
+/// a `--schema` document is, its digest kept for `--accept`. A core that
+/// answers with an error does not describe itself, and is judged on the
+/// observed shapes alone.
+async fn discover(model: &Document, probe: &mut Probe, findings: &mut Findings) {
+    let method = Ask::Discover.method();
+    *findings.calls.entry(method).or_default() += 1;
+    let (id, received) = probe.ask(Ask::Discover, json!({})).await;
+    let Some(reply) = received_json(method, received, findings) else {
+        return;
+    };
+    match envelope(method, id, reply, findings) {
+        Some(Ok(document)) => {
+            let sha256 = crate::hc::document_sha256(&document);
+            match Document::from_value(document) {
+                Ok(theirs) => {
+                    for difference in schema_diff::documents(model, &theirs) {
+                        findings.add(Difference {
+                            source: Source::Discovered,
+                            ..difference
+                        });
+                    }
+                    findings.discovery = Discovery::Described { sha256 };
+                }
+                Err(why) => findings.add(Difference::new(
+                    Group::WrongType,
+                    method,
+                    "",
+                    format!("the result is {why}: the core claims to describe itself, and cannot be read"),
+                )),
+            }
+        }
+        Some(Err(error)) => {
+            let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+            findings.discovery = Discovery::NotOffered(code);
+        }
+        None => {}
     }
 }
 

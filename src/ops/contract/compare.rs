@@ -83,16 +83,21 @@ fn walk(
             for (name, required, property) in &properties {
                 match fields.get(*name) {
                     Some(v) => walk(model, method, property, v, &field_path(at, name), found),
-                    None => found.push(Difference::new(
+                    None if *required => found.push(Difference::new(
                         Group::Missing,
                         method,
                         &field_path(at, name),
-                        if *required {
-                            "missing: the model requires it".to_owned()
-                        } else {
-                            "missing (the model names it; the adapter does without)".to_owned()
-                        },
+                        "missing: the model requires it".to_owned(),
                     )),
+                    None => found.push(
+                        Difference::new(
+                            Group::Missing,
+                            method,
+                            &field_path(at, name),
+                            "missing (the model names it; the adapter does without)".to_owned(),
+                        )
+                        .tolerated(),
+                    ),
                 }
             }
             for name in fields.keys() {

@@ -4,8 +4,14 @@
 //! `inspect-core`: it calls `hc.hello`, `terminal.list` (finished ones
 //! included), `terminal.get` and `terminal.read {lines: 0}` on at most
 //! [`MAX_TERMINALS`] terminals, and one method no core has (to see the
-//! error shape), and never `terminal.send` (`probe` cannot spell it). A
-//! version that fails the pin is reported first, and the check goes on.
+//! error shape), and never `terminal.send` (`probe` cannot spell it). It
+//! asks `rpc.discover` too: a core that describes itself has its own
+//! document compared with the model as `--schema` would be. A version
+//! other than the built-in one is reported first, and the check goes on.
+//!
+//! Each difference says whether it would make a call fail (or, for a
+//! missing `if` guard, an idle-only send unsafe): `--accept` records the
+//! core's version only when none does.
 //!
 //! By noun: `model` reads an OpenRPC document, `compare` holds one reply
 //! against it, `schema_diff` one document against another, `probe` talks
@@ -78,6 +84,21 @@ pub(crate) enum Group {
 }
 
 impl Group {
+    /// Whether a difference of this kind makes the adapter's calls fail
+    /// unless its place says otherwise: what the adapter ignores (extra
+    /// fields, statuses it reads as unknown, opaque addresses, other
+    /// values, error messages it only shows) does not.
+    fn breaks(self) -> bool {
+        !matches!(
+            self,
+            Group::Extra
+                | Group::StatusOutside
+                | Group::AddressForm
+                | Group::ValueOutside
+                | Group::ErrorMessage
+        )
+    }
+
     fn heading(self) -> &'static str {
         match self {
             Group::Unreachable => "the core could not be reached",
@@ -101,6 +122,8 @@ impl Group {
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Source {
     Core,
+    /// The core's own document, from `rpc.discover`.
+    Discovered,
     /// The `--schema` document.
     Document,
 }
@@ -114,6 +137,8 @@ pub(crate) struct Difference {
     /// The field, e.g. `terminals[].title`; empty for the whole reply.
     pub field: String,
     pub detail: String,
+    /// It would make a call fail, or an idle-only send unguarded.
+    pub breaks: bool,
 }
 
 impl Difference {
@@ -124,6 +149,23 @@ impl Difference {
             method: method.to_owned(),
             field: field.to_owned(),
             detail,
+            breaks: group.breaks(),
+        }
+    }
+
+    /// The same, something the adapter does without.
+    pub(crate) fn tolerated(self) -> Difference {
+        Difference {
+            breaks: false,
+            ..self
+        }
+    }
+
+    /// The same, something that makes calls fail.
+    pub(crate) fn breaking(self) -> Difference {
+        Difference {
+            breaks: true,
+            ..self
         }
     }
 
@@ -135,10 +177,30 @@ impl Difference {
     }
 }
 
-/// The outcome: what was found, ready to print.
+/// The outcome: what was found, ready to print, and what `--accept`
+/// needs.
 pub(crate) struct CheckReport {
     pub text: String,
     pub differences: usize,
+    /// Differences that would make calls fail.
+    pub breaking: usize,
+    /// The core's version as its hello reported it (unescaped), when read.
+    pub version: Option<String>,
+    /// What `rpc.discover` said.
+    pub discovery: Discovery,
+}
+
+/// What the core said of itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Discovery {
+    /// Not asked (the check stopped before).
+    #[default]
+    NotAsked,
+    /// It answered `rpc.discover` with an error (code): it does not describe
+    /// itself, and is judged on the observed shapes alone.
+    NotOffered(i64),
+    /// Its own document, and that document's SHA-256 in canonical JSON.
+    Described { sha256: String },
 }
 
 /// Runs the check against the core of `config` (and the document of
@@ -182,9 +244,10 @@ pub(crate) async fn run(config: &Config, check: &Check) -> Result<CheckReport, C
         }
     }
     let socket = config.socket_path();
+    let acceptance = config.acceptance();
     Ok(if check.json {
-        findings.json(socket, check)
+        findings.json(socket, check, &acceptance)
     } else {
-        findings.text(socket, check)
+        findings.text(socket, check, &acceptance)
     })
 }

@@ -23,6 +23,11 @@ impl Document {
     pub(super) fn parse(text: &str) -> Result<Document, String> {
         let root: Value =
             serde_json::from_str(text).map_err(|e| format!("not a JSON document ({e})"))?;
+        Document::from_value(root)
+    }
+
+    /// A document already read as JSON (a core's `rpc.discover` result).
+    pub(super) fn from_value(root: Value) -> Result<Document, String> {
         if !root.get("methods").is_some_and(Value::is_array) {
             return Err("not an OpenRPC document: it has no `methods` array".to_owned());
         }

@@ -1,7 +1,8 @@
 //! The checker's own connection to the core, below the adapter's strict
 //! framing so it can see what that framing would only refuse: a line that
 //! is not JSON, binary frames, a reply that never ends. It asks only what
-//! [`Ask`] can name, the four read methods and one method no core has:
+//! [`Ask`] can name, the four read methods, `rpc.discover` and one method
+//! no core has:
 //! `terminal.send` cannot be spelt here. Each reply is bounded like the
 //! adapter's (1 MiB, the config's `timeoutMs`). With `--record`, every
 //! exchange is written as a JSON line with screen text, titles, cwds and
@@ -57,6 +58,8 @@ pub(super) enum Ask {
     List,
     Get,
     Read,
+    /// The core's own OpenRPC document.
+    Discover,
     /// A method no core has, to see the error shape.
     Unknown,
 }
@@ -68,6 +71,7 @@ impl Ask {
             Ask::List => Method::List.as_str(),
             Ask::Get => Method::Get.as_str(),
             Ask::Read => Method::Read.as_str(),
+            Ask::Discover => Method::Discover.as_str(),
             Ask::Unknown => UNKNOWN_METHOD,
         }
     }

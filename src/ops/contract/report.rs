@@ -7,8 +7,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{Check, CheckReport, Difference, Source};
+use super::{Check, CheckReport, Difference, Discovery, Source};
 use crate::escape::{self, printable};
+use crate::hc::Acceptance;
+use crate::hc::acceptance::Verdict;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 
 /// Everything seen: the differences (each counted once per place), the
@@ -17,8 +19,12 @@ use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 pub(super) struct Findings {
     /// (difference, how many times it was seen)
     differences: Vec<(Difference, usize)>,
+    /// The version, escaped and bounded for showing.
     pub version: Option<String>,
+    /// The version as the hello spelt it, for `--accept`.
+    pub raw_version: Option<String>,
     pub core_id: Option<String>,
+    pub discovery: Discovery,
     pub calls: BTreeMap<&'static str, usize>,
     pub terminals: usize,
     /// The connection stopped pairing replies with requests (no reply, a
@@ -38,27 +44,68 @@ impl Findings {
         self.differences.len()
     }
 
-    pub(super) fn text(&self, socket: &Path, check: &Check) -> CheckReport {
+    fn breaking(&self) -> usize {
+        self.differences.iter().filter(|(d, _)| d.breaks).count()
+    }
+
+    fn report(&self, text: String) -> CheckReport {
+        CheckReport {
+            text,
+            differences: self.count(),
+            breaking: self.breaking(),
+            version: self.raw_version.clone(),
+            discovery: self.discovery.clone(),
+        }
+    }
+
+    /// Whether this config speaks the core as it runs now.
+    fn standing(&self, acceptance: &Acceptance) -> Option<&'static str> {
+        let version = self.raw_version.as_deref()?;
+        Some(match (acceptance.verdict(version), &self.discovery) {
+            (Verdict::Accepted, _) if version == PINNED_VERSION => "the built-in version",
+            (Verdict::Accepted, _) => "accepted in this config (hcVersions, without a document)",
+            (Verdict::IfDocumentIs(sha), Discovery::Described { sha256 }) if sha == sha256 => {
+                "accepted in this config (hcVersions), and its document is the one accepted"
+            }
+            (Verdict::IfDocumentIs(_), _) => {
+                "listed in hcVersions with another document than it serves now: refused until accepted again (--accept)"
+            }
+            (Verdict::Unaccepted, _) => {
+                "not accepted: serve, allow and the tools refuse this core until --accept records it"
+            }
+        })
+    }
+
+    fn discovery_line(&self) -> Option<String> {
+        Some(match &self.discovery {
+            Discovery::NotAsked => return None,
+            Discovery::NotOffered(code) => format!(
+                "rpc.discover: not offered (error {code}): the core does not describe itself, so it is judged on the shapes observed alone, and whether its terminal.send honours `if` cannot be read without writing (it rests on the model's word)"
+            ),
+            Discovery::Described { sha256 } => format!(
+                "rpc.discover: the core's own document (SHA-256 {sha256}), compared with the model below"
+            ),
+        })
+    }
+
+    pub(super) fn text(
+        &self,
+        socket: &Path,
+        check: &Check,
+        acceptance: &Acceptance,
+    ) -> CheckReport {
         let mut out = format!(
             "checking hc at {} against the modelled contract (hc {PINNED_VERSION}, src/hc/hc-0.1.15.openrpc.json)\n",
             printable(&socket.display().to_string())
         );
-        if let Some(version) = &self.version {
-            let _ = writeln!(
-                out,
-                "version: {}{}",
-                printable(version),
-                if version == PINNED_VERSION {
-                    " (the pinned version)".to_owned()
-                } else {
-                    format!(
-                        "; this adapter needs exactly {PINNED_VERSION}, so serve, allow and the tools refuse this core; the check goes on"
-                    )
-                }
-            );
+        if let (Some(version), Some(standing)) = (&self.version, self.standing(acceptance)) {
+            let _ = writeln!(out, "version: {} ({standing})", printable(version));
         }
         if let Some(core_id) = &self.core_id {
             let _ = writeln!(out, "core_id: {}", printable(core_id));
+        }
+        if let Some(line) = self.discovery_line() {
+            let _ = writeln!(out, "{line}");
         }
         if !self.calls.is_empty() {
             let calls: Vec<String> = self
@@ -92,6 +139,7 @@ impl Findings {
                     .count();
                 let from = match difference.source {
                     Source::Core => "",
+                    Source::Discovered => " (the core's own document)",
                     Source::Document => " (the --schema document)",
                 };
                 let _ = write!(out, "\n{}{from} ({n})\n", difference.group.heading());
@@ -109,25 +157,32 @@ impl Findings {
             };
             let _ = writeln!(
                 out,
-                "  {}{}{seen}",
+                "{} {}{}{seen}",
+                if difference.breaks { "!" } else { " " },
                 printable(&place),
                 printable(&difference.detail)
             );
         }
-        let _ = match self.count() {
-            0 => writeln!(out, "\nno difference from the model"),
-            n => writeln!(
+        let _ = match (self.count(), self.breaking()) {
+            (0, _) => writeln!(out, "\nno difference from the model"),
+            (n, 0) => writeln!(
                 out,
-                "\n{n} difference(s) from the model; the adapter tolerates missing optional fields, extra fields, statuses outside the six (as unknown), opaque addresses and error messages; the rest would make calls fail (docs/operations.md, \"Checking a real hc\")"
+                "\n{n} difference(s) from the model, none of which would make a call fail: the adapter does without missing optional fields, ignores extra ones, reads statuses outside the six as unknown, takes addresses as opaque and only shows error messages (docs/operations.md, \"Checking a real hc\")"
+            ),
+            (n, b) => writeln!(
+                out,
+                "\n{n} difference(s) from the model, {b} of which (marked !) would make calls fail or an idle-only send unguarded (docs/operations.md, \"Checking a real hc\")"
             ),
         };
-        CheckReport {
-            text: out,
-            differences: self.count(),
-        }
+        self.report(out)
     }
 
-    pub(super) fn json(&self, socket: &Path, check: &Check) -> CheckReport {
+    pub(super) fn json(
+        &self,
+        socket: &Path,
+        check: &Check,
+        acceptance: &Acceptance,
+    ) -> CheckReport {
         let differences: Vec<Value> = self
             .differences
             .iter()
@@ -142,6 +197,13 @@ impl Findings {
             "model": {"version": PINNED_VERSION, "generation": PINNED_GENERATION, "framing": PINNED_FRAMING},
             "core": {"version": self.version, "core_id": self.core_id},
             "version_matches": self.version.as_deref() == Some(PINNED_VERSION),
+            "standing": self.standing(acceptance),
+            "discovery": match &self.discovery {
+                Discovery::NotAsked => json!(null),
+                Discovery::NotOffered(code) => json!({"offered": false, "error_code": code}),
+                Discovery::Described { sha256 } => json!({"offered": true, "document_sha256": sha256}),
+            },
+            "breaking": self.breaking(),
             "calls": self.calls,
             "terminals_checked": self.terminals,
             "schema": check.schema,
@@ -152,9 +214,6 @@ impl Findings {
             escape::json(&serde_json::to_string_pretty(&doc).expect("plain data always encodes"))
                 .into_owned();
         text.push('\n');
-        CheckReport {
-            text,
-            differences: self.count(),
-        }
+        self.report(text)
     }
 }

@@ -8,6 +8,23 @@ use serde_json::Value;
 use super::model::{self, Document};
 use super::{Difference, Group};
 
+/// The one writer, and its guard: the param whose absence makes a core
+/// unacceptable.
+const SEND: &str = "terminal.send";
+const GUARD: &str = "if";
+
+/// Whether the guard's schema lets it name `idle` (an `enum` or `const`
+/// that leaves it out does not; a plain string does).
+fn takes_idle(document: &Document, schema: &Value) -> bool {
+    let schema = document.resolve(schema).unwrap_or(schema);
+    match model::allowed_values(schema) {
+        Some(values) => values.iter().any(|v| v.as_str() == Some("idle")),
+        None => {
+            model::types(schema).iter().any(|t| *t == "string") || model::types(schema).is_empty()
+        }
+    }
+}
+
 /// The differences of `theirs` from the model.
 pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
     let mut found = Vec::new();
@@ -44,12 +61,18 @@ fn params(ours: &Document, theirs: &Document, method: &str, found: &mut Vec<Diff
     let (a, b) = (ours.params(method), theirs.params(method));
     for (name, required, schema) in &a {
         match b.iter().find(|(n, ..)| n == name) {
+            None if method == SEND && name == GUARD => found.push(Difference::schema(
+                Group::Missing,
+                method,
+                "params.if",
+                "no `if` guard: an idle-only send to this core would go unguarded, so it is never accepted".to_owned(),
+            )),
             None => found.push(Difference::schema(
                 Group::Missing,
                 method,
                 &format!("params.{name}"),
                 format!(
-                    "a param the model has ({}) is not in the document",
+                    "a param the model has ({}, and the adapter sends it) is not in the document",
                     if *required { "required" } else { "optional" }
                 ),
             )),
@@ -69,18 +92,37 @@ fn params(ours: &Document, theirs: &Document, method: &str, found: &mut Vec<Diff
                     their_schema,
                     found,
                 );
+                if method == SEND && name == GUARD && !takes_idle(theirs, their_schema) {
+                    found.push(Difference::schema(
+                        Group::ValueOutside,
+                        method,
+                        "params.if",
+                        "the `if` guard cannot take \"idle\": an idle-only send to this core would go unguarded, so it is never accepted".to_owned(),
+                    ).breaking());
+                }
             }
         }
     }
-    for (name, ..) in &b {
-        if !a.iter().any(|(n, ..)| n == name) {
-            found.push(Difference::schema(
+    for (name, required, _) in &b {
+        if a.iter().any(|(n, ..)| n == name) {
+            continue;
+        }
+        found.push(if *required {
+            Difference::schema(
+                Group::Extra,
+                method,
+                &format!("params.{name}"),
+                "a required param the model does not name: the adapter never sends it, so the core would refuse every call".to_owned(),
+            )
+            .breaking()
+        } else {
+            Difference::schema(
                 Group::Extra,
                 method,
                 &format!("params.{name}"),
                 "a param the model does not name (the adapter never sends it)".to_owned(),
-            ));
-        }
+            )
+        });
     }
 }
 
@@ -98,15 +140,22 @@ fn fields(
     for (name, required, schema) in &mine {
         let path = format!("{at}.{name}");
         match their.iter().find(|(n, ..)| n == name) {
-            None => found.push(Difference::schema(
+            None if *required => found.push(Difference::schema(
                 Group::Missing,
                 method,
                 &path,
-                format!(
-                    "a field the model has ({}) is not in the document",
-                    if *required { "required" } else { "optional" }
-                ),
+                "a field the model requires is not in the document".to_owned(),
             )),
+            None => found.push(
+                Difference::schema(
+                    Group::Missing,
+                    method,
+                    &path,
+                    "a field the model has (optional: the adapter does without) is not in the document"
+                        .to_owned(),
+                )
+                .tolerated(),
+            ),
             Some((_, their_required, their_schema)) => {
                 if *required && !their_required {
                     found.push(Difference::schema(

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use crate::config::{Config, Transport};
 use crate::escape::printable;
+use crate::hc::CoreError;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION, TerminalRecord};
-use crate::hc::{CoreError, HcClient};
 
 /// What `doctor` found: one entry per check, and how many failed.
 #[derive(Debug, Default)]
@@ -120,7 +120,8 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
     if let Transport::Http(http) = config.transport() {
         http::check_http(&mut report, http, path).await;
     }
-    let client = HcClient::new(config.socket_path(), config.timeout());
+    report.ok("versions", accepted_versions(&config));
+    let client = config.hc_client();
     let listed = client.list(true).await;
     client.close();
     match listed {
@@ -129,10 +130,17 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
                 "socket",
                 format!("hc answers at {}", config.socket_path().display()),
             );
+            let core = &listed.core;
             report.ok(
                 "handshake",
                 format!(
-                    "hc {PINNED_VERSION}, generation {PINNED_GENERATION}, framing {PINNED_FRAMING}"
+                    "hc {}{}, generation {PINNED_GENERATION}, framing {PINNED_FRAMING}",
+                    printable(&core.version),
+                    if core.version == PINNED_VERSION {
+                        " (built in)"
+                    } else {
+                        " (accepted in hcVersions)"
+                    }
                 ),
             );
             check_core(&mut report, &config, listed.core.core_id.as_str());
@@ -140,7 +148,9 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
         }
         Err(e) => {
             match e {
-                CoreError::HandshakePin { .. } | CoreError::HandshakeRefused { .. } => {
+                CoreError::HandshakePin { .. }
+                | CoreError::HandshakeRefused { .. }
+                | CoreError::Unaccepted { .. } => {
                     report.ok(
                         "socket",
                         format!("hc answers at {}", config.socket_path().display()),
@@ -157,6 +167,24 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
         }
     }
     report
+}
+
+/// The versions this config speaks: the built-in one, and each accepted
+/// with when it was checked and whether a document binds it.
+fn accepted_versions(config: &Config) -> String {
+    let mut said = format!("hc {PINNED_VERSION} (built in)");
+    for entry in config.hc_versions() {
+        let bound = match &entry.document_sha256 {
+            Some(sha) => format!("its document {}…", &sha[..12]),
+            None => "no document".to_owned(),
+        };
+        said.push_str(&format!(
+            ", hc {} (accepted {}, {bound})",
+            printable(&entry.version),
+            crate::escape::readable_ms(i64::try_from(entry.checked_ms).unwrap_or(i64::MAX))
+        ));
+    }
+    said
 }
 
 pub(super) fn pid_list(pids: &[u32]) -> String {

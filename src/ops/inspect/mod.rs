@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 
 use crate::config::{Approval, Config, TerminalLifetime};
 use crate::escape::{self, printable, readable_ms};
+use crate::hc::CoreError;
 use crate::hc::client::Listing;
 use crate::hc::wire::{Hello, TerminalRecord};
-use crate::hc::{CoreError, HcClient};
 
 /// Runs the probe and returns what to print on stdout.
 pub(crate) async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
-    let client = HcClient::new(config.socket_path(), config.timeout());
+    let client = config.hc_client();
     let listed = client.list(true).await?;
     client.close();
     let listing = &listed.value;

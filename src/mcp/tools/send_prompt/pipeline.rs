@@ -174,7 +174,16 @@ pub(super) async fn attempt(
             text: &args.text,
             guard,
         };
-        let answer = tools.app().client().send(request, core_id).await;
+        // Not raced with the cancellation: once dispatch may begin, only
+        // hc's answer (or the send timeout) settles the outcome.
+        let client = tools.app().client();
+        let answer = asking
+            .informing(
+                client.send(request, core_id),
+                "waiting for hc to deliver the prompt (hc holds a send while the terminal's input holds the user's draft)",
+                client.send_timeout(),
+            )
+            .await;
         let verdict = classify(answer.map(|a| a.value), lifetime.created_ms);
         drop(serialized);
         return Attempt {

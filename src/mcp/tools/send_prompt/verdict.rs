@@ -123,6 +123,9 @@ pub(crate) enum Refusal {
         actual: Option<TerminalStatus>,
         status_seq: Option<u64>,
     },
+    /// hc took the send but did not start the delivery (`started: false`):
+    /// nothing was typed, and it is never resent.
+    NotStarted,
     /// The approval asks a human: the 2026-07-28 client gets this question
     /// and retries with the answer.
     ConfirmationPending(Box<InputRequiredResult>),
@@ -170,6 +173,7 @@ impl Refusal {
             Refusal::StatusNotAllowed { .. } => ReasonCode::StatusNotAllowed,
             Refusal::DispatchFailed(_) => ReasonCode::DispatchFailed,
             Refusal::StatusMismatch { .. } => ReasonCode::StatusMismatch,
+            Refusal::NotStarted => ReasonCode::NotStarted,
             Refusal::ConfirmationPending(_) => ReasonCode::ConfirmationRequired,
             Refusal::ConfirmationDeclined => ReasonCode::ConfirmationDeclined,
             Refusal::ConfirmationCancelled => ReasonCode::ConfirmationCancelled,
@@ -278,6 +282,10 @@ impl fmt::Display for Refusal {
                 "hc refused atomically: the terminal was {}, not idle, when the input would have been written; nothing was sent. Wait until it is idle again (wait_for_status with until: [\"idle\"]) and send then; or the operator may choose sendMode normal, which also sends to done terminals without an atomic guard (README, Send modes)",
                 actual.map_or("another status".to_owned(), |s| s.to_string())
             ),
+            Refusal::NotStarted => write!(
+                f,
+                "hc did not start the delivery: the terminal's input may hold the user's draft, which hc protects; nothing was typed. It is not resent: tell the user, or wait until the terminal's input is clear and send again"
+            ),
             Refusal::ConfirmationPending(_) => write!(
                 f,
                 "the operator asks a human to confirm each prompt to this terminal: the client was asked and retries with the answer; nothing was sent yet"
@@ -374,6 +382,7 @@ pub(crate) fn classify(answer: Result<SendResult, SendError>, approved_created_m
             })
         }
         Err(SendError::Dispatched(e)) => Verdict::Unknown(Why(e)),
+        Err(SendError::NotStarted(_)) => Verdict::NotSent(Refusal::NotStarted),
     }
 }
 

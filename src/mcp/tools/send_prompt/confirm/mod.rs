@@ -69,7 +69,12 @@ pub(crate) struct Asking {
     client: Option<String>,
     /// The request's progress token, when it asked for progress.
     progress: Option<ProgressToken>,
+    /// Who progress notifications go to (none in unit tests).
+    peer: Option<Peer<RoleServer>>,
 }
+
+/// What the progress says while the human reads.
+const CONFIRMING: &str = "waiting for the human to confirm the prompt";
 
 enum Channel {
     /// A session: `elicitation/create` to this peer; `form` when the client
@@ -97,6 +102,7 @@ impl Asking {
         responses: Option<InputResponses>,
     ) -> Asking {
         let peer = context.peer.clone();
+        let progress_peer = Some(peer.clone());
         let version = context.protocol_version();
         let capabilities = context.client_capabilities();
         let client = context
@@ -121,6 +127,7 @@ impl Asking {
             channel,
             client: client.map(|c| printable(&c).into_owned()),
             progress,
+            peer: progress_peer,
         }
     }
 
@@ -131,6 +138,25 @@ impl Asking {
             channel: Channel::Nobody,
             client: None,
             progress: None,
+            peer: None,
+        }
+    }
+
+    /// Runs `work` (at most `timeout`), sending progress on `what` every
+    /// few seconds meanwhile when the request asked for progress.
+    pub(crate) async fn informing<T>(
+        &self,
+        work: impl Future<Output = T>,
+        what: &str,
+        timeout: Duration,
+    ) -> T {
+        let (Some(peer), Some(token)) = (&self.peer, &self.progress) else {
+            return work.await;
+        };
+        tokio::select! {
+            biased;
+            out = work => out,
+            () = keep_informed(peer, Some(token), timeout, what) => unreachable!("informs until dropped"),
         }
     }
 
@@ -233,7 +259,7 @@ impl Confirmations {
                 let answer = tokio::select! {
                     biased;
                     () = ct.cancelled() => return Err(Refusal::Cancelled),
-                    () = keep_informed(peer, asking.progress.as_ref(), timeout) => unreachable!("informs until dropped"),
+                    () = keep_informed(peer, asking.progress.as_ref(), timeout, CONFIRMING) => unreachable!("informs until dropped"),
                     answer = asked => answer,
                 };
                 match answer {

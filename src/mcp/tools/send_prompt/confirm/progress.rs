@@ -1,6 +1,6 @@
 //! How long a question may wait for its answer, and the progress sent
-//! while a human reads one asked inside the call: hosts that reset their
-//! call timeout on progress keep the call open.
+//! while a human reads one asked inside the call, or while hc holds a send:
+//! hosts that reset their call timeout on progress keep the call open.
 
 use std::time::Duration;
 
@@ -23,12 +23,14 @@ pub(crate) struct Timeouts {
     pub call: Duration,
 }
 
-/// Progress notifications every [`PROGRESS_EVERY`] while the human reads,
-/// when the request asked for them; never ends (dropped with the question).
+/// Progress notifications every [`PROGRESS_EVERY`] while `what` goes on
+/// (at most `timeout`), when the request asked for them; never ends
+/// (dropped with what it reports on).
 pub(super) async fn keep_informed(
     peer: &Peer<RoleServer>,
     token: Option<&ProgressToken>,
     timeout: Duration,
+    what: &str,
 ) {
     let Some(token) = token else {
         return std::future::pending().await;
@@ -41,7 +43,7 @@ pub(super) async fn keep_informed(
         let param = ProgressNotificationParam::new(token.clone(), waited.as_millis() as f64)
             .with_total(timeout.as_millis() as f64)
             .with_message(format!(
-                "waiting for the human to confirm the prompt ({} of {} s)",
+                "{what} ({} of {} s)",
                 waited.as_secs(),
                 timeout.as_secs()
             ));

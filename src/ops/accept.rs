@@ -1,0 +1,99 @@
+//! `inspect-core --check-contract --accept`: after a check that found
+//! nothing that would make a call fail, the core's version is written to
+//! `hcVersions` with its document's SHA-256 (null when the core does not
+//! describe itself) and when it was checked. Written like `allow` writes:
+//! under the config's lock, to the file as it is by then, every other key
+//! kept; an entry for the same version is replaced, so re-checking an
+//! upgraded core binds the new document.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::approve::{self, ApproveError, Editing};
+use super::contract::{CheckReport, Discovery};
+use crate::config;
+use crate::escape::printable;
+use crate::hc::wire::PINNED_VERSION;
+
+const VERSIONS_KEY: &str = "hcVersions";
+
+/// Records the checked core's version in the config at `config_path`, or
+/// says why nothing was recorded.
+pub(crate) async fn accept(
+    config_path: &Path,
+    report: &CheckReport,
+    config_flag: Option<&Path>,
+) -> Result<String, ApproveError> {
+    let refuse = |why: String| Err(ApproveError::NotAccepted(why));
+    if report.breaking > 0 {
+        return refuse(format!(
+            "accepted nothing: {} difference(s) above (marked !) would make calls fail or an idle-only send unguarded; the config is unchanged",
+            report.breaking
+        ));
+    }
+    let Some(version) = report.version.as_deref() else {
+        return refuse(
+            "accepted nothing: the core's version could not be read (see above); the config is unchanged".to_owned(),
+        );
+    };
+    if version == PINNED_VERSION {
+        return Ok(format!(
+            "nothing to accept: hc {PINNED_VERSION} is built in; the config is unchanged\n"
+        ));
+    }
+    if !config::is_acceptable_version(version) {
+        return refuse(format!(
+            "accepted nothing: the core reports the version {}, which is not 1 to 64 printable ASCII characters; the config is unchanged",
+            printable(&format!("{version:?}"))
+        ));
+    }
+    let sha256 = match &report.discovery {
+        Discovery::Described { sha256 } => Some(sha256.clone()),
+        Discovery::NotOffered(_) => None,
+        Discovery::NotAsked => {
+            return refuse(
+                "accepted nothing: the check stopped before the core's document could be asked for; the config is unchanged".to_owned(),
+            );
+        }
+    };
+    let entry = json!({
+        "version": version,
+        "document_sha256": sha256,
+        "checked_ms": crate::audit::now_ms(),
+    });
+    let resolved = approve::load(config_path)?.resolved;
+    let _locked = config::lock(&resolved).await?;
+    // Read again under the lock: what is edited is the file as it is now.
+    let Editing { mut doc, .. } = approve::load(config_path)?;
+    let object = doc.as_object_mut().expect("a parsed config is an object");
+    let slot = object.entry(VERSIONS_KEY).or_insert_with(|| json!([]));
+    if !slot.is_array() {
+        *slot = json!([]);
+    }
+    let list = slot.as_array_mut().expect("just made an array");
+    let replaced = list
+        .iter()
+        .position(|e| e.get("version").and_then(Value::as_str) == Some(version));
+    let previous = replaced.map(|i| list.remove(i));
+    list.push(entry);
+    approve::write_atomically(&resolved, &doc)?;
+    let bound = match &sha256 {
+        Some(sha) => format!(
+            "bound to its rpc.discover document, SHA-256 {sha}: a core of this version serving another document is refused"
+        ),
+        None => {
+            "without a document (the core does not describe itself): accepted on the probe alone"
+                .to_owned()
+        }
+    };
+    let was = match previous {
+        Some(_) => " (replacing the entry checked before)",
+        None => "",
+    };
+    Ok(format!(
+        "accepted hc {version}{was}, {bound}\nwritten to {} (hcVersions); serve, allow and the tools now speak to this core; {}\n",
+        approve::shown(&resolved),
+        approve::apply_hint(config_flag)
+    ))
+}

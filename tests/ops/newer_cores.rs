@@ -1,0 +1,191 @@
+//! Serving the cores people run: a core of another version than the
+//! built-in one is refused (naming `--accept`) until `inspect-core
+//! --check-contract --accept` checked and recorded it; then every tool
+//! works; a core whose document changed is refused again; a core that does
+//! not describe itself is accepted on the probe alone; a core without the
+//! `if` guard never is.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::mcp;
+use crate::support::{Sim, SimOptions, run_adapter};
+
+/// `inspect-core` with `args` on the config at `config`.
+fn inspect(config: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["inspect-core", "--config", config.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run_adapter(&all, &[])
+}
+
+fn hc_versions(config: &Path) -> Value {
+    let text = std::fs::read_to_string(config).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["hcVersions"].clone()
+}
+
+/// The core's `rpc.discover` document, asked for over a plain socket (not
+/// through the adapter), hashed as the adapter documents it.
+fn discovered_sha256(socket: &Path) -> String {
+    let stream = UnixStream::connect(socket).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut ask = |line: Value| {
+        writeln!(writer, "{line}").unwrap();
+        let mut reply = String::new();
+        reader.read_line(&mut reply).unwrap();
+        serde_json::from_str::<Value>(&reply).unwrap()
+    };
+    let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "hc.hello",
+        "params": {"generation": 1, "framing": "plain", "client": {"name": "test", "version": "0"}}});
+    assert!(ask(hello).get("result").is_some());
+    let reply = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "rpc.discover", "params": {}}));
+    herdr_core_mcp::document_sha256(&reply["result"])
+}
+
+fn playing(version: &str) -> SimOptions {
+    SimOptions {
+        agents: 1,
+        evidence: true,
+        version: Some(version.to_owned()),
+        ..SimOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_checked_newer_core_is_accepted_served_and_refused_once_changed() {
+    let sim = Sim::start(playing("0.1.20"));
+    let config = sim.config(json!({}));
+    let flag = format!("--accept --config {}", config.display());
+
+    // Unaccepted: refused by inspect-core and allow, naming the check.
+    let (code, _, err) = inspect(&config, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("version 0.1.20, which this adapter has not accepted"),
+        "{err}"
+    );
+    assert!(err.contains(&flag), "{err}");
+    let (code, _, err) = run_adapter(&["allow", "--config", config.to_str().unwrap(), "t1"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&flag), "{err}");
+
+    // The check lists what the core's own document adds, and breaks nothing.
+    let (code, out, _) = inspect(&config, &["--check-contract"]);
+    assert_eq!(code, 1, "differences are listed: {out}");
+    assert!(
+        out.contains("rpc.discover: the core's own document"),
+        "{out}"
+    );
+    assert!(
+        out.contains("extra fields present (the core's own document)"),
+        "{out}"
+    );
+    assert!(out.contains("terminal.get result.labels"), "{out}");
+    assert!(
+        out.contains("none of which would make a call fail"),
+        "{out}"
+    );
+
+    // --accept records the version, bound to the document the core serves.
+    let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("accepted hc 0.1.20"), "{out}");
+    let versions = hc_versions(&config);
+    assert_eq!(versions.as_array().map(Vec::len), Some(1), "{versions}");
+    assert_eq!(versions[0]["version"], "0.1.20");
+    assert_eq!(
+        versions[0]["document_sha256"],
+        json!(discovered_sha256(&sim.socket))
+    );
+    assert!(versions[0]["checked_ms"].as_u64().is_some(), "{versions}");
+
+    // Every tool now works, the send included.
+    let (code, out, err) = run_adapter(&["allow", "--config", config.to_str().unwrap(), "t1"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let client = crate::support::in_process::stdio(&config).await;
+    let listed = mcp::call(&client, "list_sessions", json!({})).await;
+    assert!(!mcp::is_error(&listed), "{listed:?}");
+    let read = mcp::call(&client, "read_output", json!({"address": "t1"})).await;
+    assert!(!mcp::is_error(&read), "{read:?}");
+    crate::support::eventually("t1 idle", async || {
+        let got = mcp::call(&client, "list_sessions", json!({})).await;
+        let sessions = mcp::structured(&got)["sessions"].clone();
+        sessions
+            .as_array()?
+            .iter()
+            .any(|s| s["address"] == "t1" && s["status"] == "idle")
+            .then_some(())
+    })
+    .await;
+    let sent = mcp::send_prompt(&client, "t1", "hello from a checked core").await;
+    assert_eq!(sent["outcome"], "sent", "{sent}");
+    assert_eq!(sim.writes_to("t1"), 1);
+    drop(client);
+
+    // The core changes (here: the same version serving another document):
+    // refused again, and nothing is sent.
+    let dir = sim.stop();
+    let sim = Sim::start_in(
+        dir,
+        SimOptions {
+            evidence: false,
+            ..playing("0.1.20")
+        },
+    );
+    let (code, _, err) = inspect(&config, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("upgraded or changed since it was checked"),
+        "{err}"
+    );
+    assert!(err.contains(&flag), "{err}");
+    let client = crate::support::in_process::stdio(&config).await;
+    let refused = mcp::send_prompt(&client, "t1", "must not land").await;
+    assert_eq!(refused["outcome"], "not_sent", "{refused}");
+    assert_eq!(sim.calls("terminal.send"), 0);
+}
+
+#[test]
+fn a_core_that_does_not_describe_itself_is_accepted_on_the_probe_alone() {
+    let sim = Sim::start(SimOptions {
+        no_discover: true,
+        ..playing("0.1.17")
+    });
+    let config = sim.config(json!({}));
+    let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("rpc.discover: not offered"), "{out}");
+    assert!(out.contains("accepted on the probe alone"), "{out}");
+    assert_eq!(hc_versions(&config)[0]["document_sha256"], Value::Null);
+    let (code, out, err) = inspect(&config, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0.1.17"), "{out}");
+}
+
+#[test]
+fn a_core_without_the_if_guard_is_never_accepted() {
+    let sim = Sim::start(SimOptions {
+        no_if_guard: true,
+        ..playing("0.1.20")
+    });
+    let config = sim.config(json!({}));
+    let before = std::fs::read_to_string(&config).unwrap();
+    let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("! terminal.send params.if: no `if` guard"),
+        "{out}"
+    );
+    assert!(err.contains("accepted nothing"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        before,
+        "the config changed"
+    );
+    let (code, _, err) = inspect(&config, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("has not accepted"), "{err}");
+}
