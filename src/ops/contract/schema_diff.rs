@@ -20,7 +20,7 @@ fn takes_idle(document: &Document, schema: &Value) -> bool {
     match model::allowed_values(schema) {
         Some(values) => values.iter().any(|v| v.as_str() == Some("idle")),
         None => {
-            model::types(schema).iter().any(|t| *t == "string") || model::types(schema).is_empty()
+            model::types(schema).contains(&"string") || model::types(schema).is_empty()
         }
     }
 }
