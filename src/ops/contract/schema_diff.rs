@@ -19,9 +19,7 @@ fn takes_idle(document: &Document, schema: &Value) -> bool {
     let schema = document.resolve(schema).unwrap_or(schema);
     match model::allowed_values(schema) {
         Some(values) => values.iter().any(|v| v.as_str() == Some("idle")),
-        None => {
-            model::types(schema).contains(&"string") || model::types(schema).is_empty()
-        }
+        None => model::types(schema).contains(&"string") || model::types(schema).is_empty(),
     }
 }
 
