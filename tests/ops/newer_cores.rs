@@ -189,3 +189,36 @@ fn a_core_without_the_if_guard_is_never_accepted() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("has not accepted"), "{err}");
 }
+
+#[tokio::test]
+async fn a_running_serve_speaks_a_version_accepted_meanwhile_once_reloaded() {
+    let sim = Sim::start(playing("0.1.20"));
+    let config = sim.config(json!({}));
+    let served = crate::support::in_process::stdio_with((), &config).await;
+    let refused = mcp::call(&served.client, "list_sessions", json!({})).await;
+    assert!(mcp::is_error(&refused), "{refused:?}");
+    assert!(
+        mcp::text(&refused).contains("--check-contract --accept"),
+        "{refused:?}"
+    );
+    let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // What SIGHUP does: the config read again and put in force.
+    served
+        .app
+        .replace_config(herdr_core_mcp::Config::load(&config).expect("the accepted config loads"));
+    let listed = mcp::call(&served.client, "list_sessions", json!({})).await;
+    assert!(!mcp::is_error(&listed), "{listed:?}");
+    // And back: the entry removed, the core is refused again, even on
+    // connections opened while it was accepted.
+    served.app.replace_config(
+        herdr_core_mcp::Config::validate(&config, {
+            let mut raw = herdr_core_mcp::RawConfig::load(&config).unwrap();
+            raw.hc_versions.clear();
+            raw
+        })
+        .unwrap(),
+    );
+    let refused = mcp::call(&served.client, "list_sessions", json!({})).await;
+    assert!(mcp::is_error(&refused), "{refused:?}");
+}
