@@ -140,8 +140,12 @@ pub enum Command {
         /// (elicitation) and sends only on its confirmation. A client that
         /// cannot ask sends nothing. Hooks or auto-approve modes in a host
         /// can answer for the human: the approval stays the boundary.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "no_confirm")]
         confirm: bool,
+        /// Remove the human confirmation an earlier approval of this
+        /// terminal asked for (re-approving keeps it otherwise).
+        #[arg(long)]
+        no_confirm: bool,
         /// Show what would be written, and write nothing.
         #[arg(long)]
         dry_run: bool,

@@ -75,14 +75,15 @@ pub(crate) struct Request<'a> {
     pub mode: Option<SendMode>,
     /// Each prompt waits for a human's confirmation through the client.
     pub confirm: bool,
+    /// Drop a confirmation the earlier approval asked for.
+    pub no_confirm: bool,
     /// Show what would be written and write nothing.
     pub dry_run: bool,
     /// The `--config` the operator gave, repeated in the hints it is shown.
     pub config_flag: Option<&'a Path>,
 }
 
-/// How a running serve is told: the same words wherever a change is made,
-/// with the `--config` the operator gave (none: the default config).
+/// How a running serve is told, with the `--config` the operator gave.
 pub(super) fn apply_hint(config_flag: Option<&Path>) -> String {
     format!(
         "apply it to a running serve with herdr-core-mcp reload{} (or kill -HUP <pid>)",
@@ -165,6 +166,11 @@ pub(crate) async fn allow(
             if mode == SendMode::Normal { " or done" } else { "" }
         ));
     }
+    report.push_str(&super::reapproval::carry_over(
+        entries,
+        &mut entry,
+        request.no_confirm,
+    ));
     let same_address = |e: &Value| e.get("address") == entry.get("address");
     let same_lifetime =
         |e: &Value| same_address(e) && e.get("created_ms") == entry.get("created_ms");

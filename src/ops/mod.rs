@@ -18,6 +18,7 @@ pub(crate) mod contract;
 pub(crate) mod doctor;
 pub(crate) mod inspect;
 pub(crate) mod marker;
+mod reapproval;
 pub(crate) mod reload;
 pub(crate) mod serves;
 pub(crate) mod setup;

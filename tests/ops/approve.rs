@@ -254,3 +254,49 @@ async fn allow_confirm_writes_confirm_and_list_sessions_shows_it() {
         .collect();
     assert_eq!(confirm, [("t1", true), ("t2", false)]);
 }
+
+#[test]
+fn allow_again_keeps_a_confirmation_unless_told_and_says_what_changes() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let config = sim.config(json!({}));
+    let path = config.to_str().unwrap();
+    let confirm = |doc: &Value| doc["sendAllowlist"][0].get("confirm").cloned();
+    let (code, _, stderr) = adapter(&[
+        "allow",
+        "--confirm",
+        "--mode",
+        "normal",
+        "--config",
+        path,
+        "t1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // Re-approved without flags: the confirmation stays; the mode change is said.
+    let (code, stdout, stderr) = adapter(&["allow", "--config", path, "t1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("keeps the human confirmation"), "{stdout}");
+    assert!(
+        stdout.contains("send mode changes from normal to the config's sendMode"),
+        "{stdout}"
+    );
+    let doc = read(&config);
+    assert_eq!(confirm(&doc), Some(json!(true)), "{doc}");
+    assert!(doc["sendAllowlist"][0].get("sendMode").is_none(), "{doc}");
+    // The same again changes nothing.
+    let (_, stdout, _) = adapter(&["allow", "--config", path, "t1"]);
+    assert!(
+        stdout.contains("already approved; config unchanged"),
+        "{stdout}"
+    );
+    // Only --no-confirm removes it.
+    let (code, stdout, stderr) = adapter(&["allow", "--no-confirm", "--config", path, "t1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("removes the human confirmation"),
+        "{stdout}"
+    );
+    assert_eq!(confirm(&read(&config)), None);
+    let (code, _, stderr) =
+        adapter(&["allow", "--confirm", "--no-confirm", "--config", path, "t1"]);
+    assert_eq!(code, 2, "{stderr}");
+}
