@@ -40,7 +40,7 @@ pub struct Acceptance {
 
 /// What the acceptance says of a core reporting some version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict<'a> {
+pub enum Standing<'a> {
     /// The built-in version, or one accepted without a document.
     Accepted,
     /// Accepted, provided the core's document still hashes to this.
@@ -51,17 +51,17 @@ pub enum Verdict<'a> {
 
 impl Acceptance {
     /// What a core reporting `version` is.
-    pub fn verdict(&self, version: &str) -> Verdict<'_> {
+    pub fn standing(&self, version: &str) -> Standing<'_> {
         if version == wire::PINNED_VERSION {
-            return Verdict::Accepted;
+            return Standing::Accepted;
         }
         match self.versions.iter().find(|v| v.version == version) {
             Some(AcceptedVersion {
                 document_sha256: Some(sha),
                 ..
-            }) => Verdict::IfDocumentIs(sha),
-            Some(_) => Verdict::Accepted,
-            None => Verdict::Unaccepted,
+            }) => Standing::IfDocumentIs(sha),
+            Some(_) => Standing::Accepted,
+            None => Standing::Unaccepted,
         }
     }
 }
@@ -190,10 +190,16 @@ mod tests {
             ],
             operator_flag: String::new(),
         };
-        assert_eq!(acceptance.verdict(wire::PINNED_VERSION), Verdict::Accepted);
-        assert_eq!(acceptance.verdict("0.1.17"), Verdict::Accepted);
-        assert_eq!(acceptance.verdict("0.1.20"), Verdict::IfDocumentIs("ab"));
-        assert_eq!(acceptance.verdict("0.1.2"), Verdict::Unaccepted);
-        assert_eq!(Acceptance::default().verdict("0.1.20"), Verdict::Unaccepted);
+        assert_eq!(
+            acceptance.standing(wire::PINNED_VERSION),
+            Standing::Accepted
+        );
+        assert_eq!(acceptance.standing("0.1.17"), Standing::Accepted);
+        assert_eq!(acceptance.standing("0.1.20"), Standing::IfDocumentIs("ab"));
+        assert_eq!(acceptance.standing("0.1.2"), Standing::Unaccepted);
+        assert_eq!(
+            Acceptance::default().standing("0.1.20"),
+            Standing::Unaccepted
+        );
     }
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::acceptance::{self, Acceptance, Admission, Verdict};
+use super::acceptance::{self, Acceptance, Admission, Standing};
 use super::error::CoreError;
 use super::framing::Framed;
 use super::wire::{self, ClientInfo, Hello, HelloParams, Method};
@@ -164,10 +164,10 @@ async fn admit(
         why,
         flag: accepted.operator_flag.clone(),
     };
-    let expected = match accepted.verdict(&hello.version) {
-        Verdict::Accepted => return Ok(accepted),
-        Verdict::Unaccepted => return Err(refuse(String::new())),
-        Verdict::IfDocumentIs(sha) => sha,
+    let expected = match accepted.standing(&hello.version) {
+        Standing::Accepted => return Ok(accepted),
+        Standing::Unaccepted => return Err(refuse(String::new())),
+        Standing::IfDocumentIs(sha) => sha,
     };
     if admission.is_verified(&hello.core_id, expected) {
         return Ok(Arc::clone(&accepted));

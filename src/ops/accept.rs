@@ -10,8 +10,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::approve::{self, ApproveError, Editing};
+use super::approve::{self, ApproveError};
 use super::contract::{CheckReport, Discovery};
+use super::edit::{self, Editing};
 use crate::config;
 use crate::escape::printable;
 use crate::hc::wire::PINNED_VERSION;
@@ -62,22 +63,18 @@ pub(crate) async fn accept(
         "document_sha256": sha256,
         "checked_ms": crate::audit::now_ms(),
     });
-    let resolved = approve::load(config_path)?.resolved;
+    let resolved = edit::load(config_path)?.resolved;
     let _locked = config::lock(&resolved).await?;
     // Read again under the lock: what is edited is the file as it is now.
-    let Editing { mut doc, .. } = approve::load(config_path)?;
+    let Editing { mut doc, .. } = edit::load(config_path)?;
     let object = doc.as_object_mut().expect("a parsed config is an object");
-    let slot = object.entry(VERSIONS_KEY).or_insert_with(|| json!([]));
-    if !slot.is_array() {
-        *slot = json!([]);
-    }
-    let list = slot.as_array_mut().expect("just made an array");
+    let list = edit::array_at(object, VERSIONS_KEY);
     let replaced = list
         .iter()
         .position(|e| e.get("version").and_then(Value::as_str) == Some(version));
     let previous = replaced.map(|i| list.remove(i));
     list.push(entry);
-    approve::write_atomically(&resolved, &doc)?;
+    edit::write_atomically(&resolved, &doc)?;
     let bound = match &sha256 {
         Some(sha) => format!(
             "bound to its rpc.discover document, SHA-256 {sha}: a core of this version serving another document is refused"

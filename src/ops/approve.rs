@@ -10,9 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::config::{self, Config, ConfigError, RawConfig, SendMode};
+use super::edit::{self, Editing};
+use crate::config::{self, Config, ConfigError, SendMode};
 use crate::escape::{self, printable, readable_ms};
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
 use crate::hc::{CoreError, CoreId};
@@ -104,14 +105,14 @@ pub(crate) async fn allow(
         address: request.address.to_owned(),
         why,
     })?;
-    let probed_with = load(config_path)?;
+    let probed_with = edit::load(config_path)?;
     let (core_id, record) = probe(&probed_with.config, request.address).await?;
     let _locked = config::lock(&probed_with.resolved).await?;
     let Editing {
         mut doc,
         config,
         resolved,
-    } = load(config_path)?;
+    } = edit::load(config_path)?;
     // Another writer changed what this probe was for: another file or
     // socket, or another core than the one probed (an allow after hc
     // restarted). Writing this probe's core back would drop that writer's
@@ -137,7 +138,7 @@ pub(crate) async fn allow(
         ));
     }
     object.insert(CORE_ID_KEY.into(), json!(core_id.as_str()));
-    let entries = allowlist(object);
+    let entries = edit::array_at(object, ALLOWLIST_KEY);
     let mut entry = json!({"address": record.address, "created_ms": record.created_ms});
     if request.multiline {
         entry["multiline"] = json!(true);
@@ -248,11 +249,11 @@ fn write_back(
         report.push_str(&format!(
             "dry run: {} is unchanged; it would read:\n{}",
             shown(resolved),
-            escape::printable_lines(&document(doc))
+            escape::printable_lines(&edit::document(doc))
         ));
         return Ok(report);
     }
-    write_atomically(resolved, doc)?;
+    edit::write_atomically(resolved, doc)?;
     report.push_str(&format!(
         "written to {}; {}\n",
         shown(resolved),
@@ -280,20 +281,20 @@ pub(crate) async fn revoke(
     config_path: &Path,
     request: &Revocation<'_>,
 ) -> Result<String, ApproveError> {
-    let locked_path = load(config_path)?.resolved;
+    let locked_path = edit::load(config_path)?.resolved;
     let _locked = config::lock(&locked_path).await?;
     // Read again under the lock: what is edited is the file as it is now,
     // and the one locked.
     let Editing {
         mut doc, resolved, ..
-    } = load(config_path)?;
+    } = edit::load(config_path)?;
     if resolved != locked_path {
         return Err(ApproveError::ChangedMeanwhile {
             path: config_path.to_path_buf(),
         });
     }
     let object = doc.as_object_mut().expect("a parsed config is an object");
-    let entries = allowlist(object);
+    let entries = edit::array_at(object, ALLOWLIST_KEY);
     let before = entries.len();
     let doomed = |e: &Value| {
         let same_address = request
@@ -341,7 +342,7 @@ pub(crate) async fn revoke(
         report.push_str(&format!("dry run: {} is unchanged\n", shown(&resolved)));
         return Ok(report);
     }
-    write_atomically(&resolved, &doc)?;
+    edit::write_atomically(&resolved, &doc)?;
     report.push_str(&format!(
         "revoked {removed} approval(s) of {target}; {}\n",
         apply_hint(request.config_flag)
@@ -353,52 +354,4 @@ pub(crate) async fn revoke(
 /// C1 or bidi characters too.
 pub(super) fn shown(path: &Path) -> String {
     printable(&path.display().to_string()).into_owned()
-}
-
-/// A config opened for editing: its JSON document (checked to load and
-/// validate from this same text, so what is edited is what was checked),
-/// the validated config, and the real file behind any symlink, which is
-/// the one rewritten (the link stays a link).
-pub(super) struct Editing {
-    pub doc: Value,
-    pub config: Config,
-    pub resolved: PathBuf,
-}
-
-pub(super) fn load(path: &Path) -> Result<Editing, ConfigError> {
-    let checked = config::read_checked(path)?;
-    let config = Config::validate(path, RawConfig::parse(path, &checked.text)?)?;
-    let doc: Value = serde_json::from_str(&checked.text).map_err(|e| ConfigError::Parse {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    Ok(Editing {
-        doc,
-        config,
-        resolved: checked.resolved,
-    })
-}
-
-fn allowlist(object: &mut Map<String, Value>) -> &mut Vec<Value> {
-    let slot = object.entry(ALLOWLIST_KEY).or_insert_with(|| json!([]));
-    if !slot.is_array() {
-        *slot = json!([]);
-    }
-    slot.as_array_mut().expect("just made an array")
-}
-
-/// The config file's text.
-fn document(doc: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(doc).expect("a JSON document encodes");
-    text.push('\n');
-    text
-}
-
-/// Replaces the config at `path` with `doc` (see `config::replace`).
-pub(super) fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
-    config::replace(path, &document(doc)).map_err(|(what, source)| ApproveError::Write {
-        what,
-        path: path.to_path_buf(),
-        source,
-    })
 }

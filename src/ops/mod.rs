@@ -16,6 +16,7 @@ pub(crate) mod accept;
 pub(crate) mod approve;
 pub(crate) mod contract;
 pub(crate) mod doctor;
+mod edit;
 pub(crate) mod inspect;
 pub(crate) mod marker;
 mod reapproval;

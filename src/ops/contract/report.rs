@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Check, CheckReport, Difference, Discovery, Source};
 use crate::escape::{self, printable};
 use crate::hc::Acceptance;
-use crate::hc::acceptance::Verdict;
+use crate::hc::acceptance::Standing;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 
 /// Everything seen: the differences (each counted once per place), the
@@ -61,16 +61,16 @@ impl Findings {
     /// Whether this config speaks the core as it runs now.
     fn standing(&self, acceptance: &Acceptance) -> Option<&'static str> {
         let version = self.raw_version.as_deref()?;
-        Some(match (acceptance.verdict(version), &self.discovery) {
-            (Verdict::Accepted, _) if version == PINNED_VERSION => "the built-in version",
-            (Verdict::Accepted, _) => "accepted in this config (hcVersions, without a document)",
-            (Verdict::IfDocumentIs(sha), Discovery::Described { sha256 }) if sha == sha256 => {
+        Some(match (acceptance.standing(version), &self.discovery) {
+            (Standing::Accepted, _) if version == PINNED_VERSION => "the built-in version",
+            (Standing::Accepted, _) => "accepted in this config (hcVersions, without a document)",
+            (Standing::IfDocumentIs(sha), Discovery::Described { sha256 }) if sha == sha256 => {
                 "accepted in this config (hcVersions), and its document is the one accepted"
             }
-            (Verdict::IfDocumentIs(_), _) => {
+            (Standing::IfDocumentIs(_), _) => {
                 "listed in hcVersions with another document than it serves now: refused until accepted again (--accept)"
             }
-            (Verdict::Unaccepted, _) => {
+            (Standing::Unaccepted, _) => {
                 "not accepted: serve, allow and the tools refuse this core until --accept records it"
             }
         })

@@ -1,0 +1,59 @@
+//! A config opened for editing by `allow`, `revoke` and `inspect-core
+//! --accept`: read and validated from one text, edited as a JSON document
+//! so every other key keeps its value and place, and replaced atomically.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::approve::ApproveError;
+use crate::config::{self, Config, ConfigError, RawConfig};
+
+/// A config opened for editing: its JSON document (checked to load and
+/// validate from this same text, so what is edited is what was checked),
+/// the validated config, and the real file behind any symlink, which is
+/// the one rewritten (the link stays a link).
+pub(super) struct Editing {
+    pub doc: Value,
+    pub config: Config,
+    pub resolved: PathBuf,
+}
+
+pub(super) fn load(path: &Path) -> Result<Editing, ConfigError> {
+    let checked = config::read_checked(path)?;
+    let config = Config::validate(path, RawConfig::parse(path, &checked.text)?)?;
+    let doc: Value = serde_json::from_str(&checked.text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    Ok(Editing {
+        doc,
+        config,
+        resolved: checked.resolved,
+    })
+}
+
+/// The array at `key`, made one (empty) when absent or of another type.
+pub(super) fn array_at<'a>(object: &'a mut Map<String, Value>, key: &str) -> &'a mut Vec<Value> {
+    let slot = object.entry(key).or_insert_with(|| json!([]));
+    if !slot.is_array() {
+        *slot = json!([]);
+    }
+    slot.as_array_mut().expect("just made an array")
+}
+
+/// The config file's text.
+pub(super) fn document(doc: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(doc).expect("a JSON document encodes");
+    text.push('\n');
+    text
+}
+
+/// Replaces the config at `path` with `doc` (see `config::replace`).
+pub(super) fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
+    config::replace(path, &document(doc)).map_err(|(what, source)| ApproveError::Write {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
+}
