@@ -22,8 +22,10 @@ use crate::hc::framing::{RpcReply, parse_reply, rpc_error, typed_result};
 use crate::hc::wire::{
     self, GetParams, Hello, ListResult, Method, ReadResult, SendResult, TerminalRecord,
 };
+use crate::mcp::fleet::since::Since;
+use crate::mcp::seal::SealKey;
 use crate::mcp::text::{forbidden_control, tail_chars};
-use crate::mcp::tools::cursor::{CursorError, CursorKey, Position};
+use crate::mcp::tools::cursor::{self, CursorError, Position};
 
 /// One reply line as [`Connection`] reads it: byte 0 picks the request id
 /// the reply must match, the rest is the line. Whatever `parse_reply`
@@ -322,22 +324,26 @@ pub fn tool_args(data: &[u8]) {
     assert_eq!(tail.chars().count(), total.min(max_chars));
     assert!(text.ends_with(tail));
 
-    let key = cursor_key();
+    let key = seal_key();
     assert!(
-        key.open(&text, "core").is_err(),
+        cursor::open(key, &text, "core").is_err(),
         "an unsealed cursor opened"
     );
+    assert!(Since::open(key, &text).is_err(), "an unsealed since opened");
     let position = Position {
         core_id: text.chars().take(8).collect(),
         created_ms: i64::try_from(max_chars).expect("two bytes fit") - 30_000,
         address: text.chars().skip(8).collect(),
     };
-    let sealed = key.seal(&position);
+    let sealed = cursor::seal(key, &position);
     if sealed.len() <= 1024 {
-        assert_eq!(key.open(&sealed, &position.core_id), Ok(position.clone()));
+        assert_eq!(
+            cursor::open(key, &sealed, &position.core_id),
+            Ok(position.clone())
+        );
         let other = format!("{}-other", position.core_id);
         assert!(matches!(
-            key.open(&sealed, &other),
+            cursor::open(key, &sealed, &other),
             Err(CursorError::OtherCore { .. })
         ));
     }
@@ -347,7 +353,7 @@ pub fn tool_args(data: &[u8]) {
         edited[at] ^= 1 + (b >> 4);
         if let Ok(edited) = String::from_utf8(edited) {
             assert_eq!(
-                key.open(&edited, &position.core_id),
+                cursor::open(key, &edited, &position.core_id),
                 Err(CursorError::Invalid),
                 "an edited cursor opened: {edited}"
             );
@@ -361,7 +367,7 @@ pub fn tool_args(data: &[u8]) {
     let _ = serde_json::from_slice::<crate::mcp::tools::wait_for_output::WaitForOutputArgs>(rest);
 }
 
-fn cursor_key() -> &'static CursorKey {
-    static KEY: OnceLock<CursorKey> = OnceLock::new();
-    KEY.get_or_init(CursorKey::random)
+fn seal_key() -> &'static SealKey {
+    static KEY: OnceLock<SealKey> = OnceLock::new();
+    KEY.get_or_init(SealKey::random)
 }

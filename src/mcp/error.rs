@@ -12,6 +12,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::fleet::since::SinceError;
 use super::tools::cursor::CursorError;
 use crate::escape::printable_lines;
 use crate::hc::CoreError;
@@ -42,6 +43,9 @@ pub(crate) enum ToolError {
     /// A `list_sessions` cursor that does not open.
     #[error(transparent)]
     Cursor(#[from] CursorError),
+    /// A `since` that does not open, or is of another core.
+    #[error(transparent)]
+    Since(#[from] SinceError),
     /// The client cancelled the call.
     #[error("the wait was cancelled")]
     Cancelled,
@@ -64,6 +68,8 @@ impl ToolError {
             ToolError::LifetimeMismatch { .. } => "lifetime_mismatch",
             ToolError::Cursor(CursorError::Invalid) => "invalid_cursor",
             ToolError::Cursor(CursorError::OtherCore { .. }) => "cursor_from_other_core",
+            ToolError::Since(SinceError::Invalid) => "invalid_since",
+            ToolError::Since(SinceError::OtherCore { .. }) => "since_from_other_core",
             ToolError::Cancelled => "cancelled",
         }
     }

@@ -12,16 +12,21 @@
 //!   arguments at the edge, and the one error type a model reads;
 //! - `tools/`: the five tools; `prompts/`: the prompts and completion;
 //!   `resources/`: the terminal resources and the watcher behind their
-//!   subscriptions; `shared`: the state they share; `text`: the text rules
-//!   tools and fuzz targets share.
+//!   subscriptions; `fleet/`: the `since` token, what changed after one,
+//!   and the one shared look at hc per tick that fleet waits and
+//!   subscriptions follow; `seal`: the key that seals what a client hands
+//!   back (cursors, `since`); `shared`: the state they share; `text`: the
+//!   text rules tools and fuzz targets share.
 
 pub(crate) mod access;
 mod arguments;
 mod error;
+pub(crate) mod fleet;
 mod handler;
 mod prompts;
 mod resources;
 mod schema;
+pub(crate) mod seal;
 mod server;
 mod shared;
 pub(crate) mod text;

@@ -178,9 +178,13 @@ impl HerdrServer {
     /// disappears, or timeout_ms passes. After send_prompt, pass its
     /// core_status_seq as each target's after_seq: a `done` left over from
     /// the previous task then never satisfies the wait (without after_seq
-    /// the current state counts at once). Without targets it waits for the
-    /// first change of any approved terminal, and says which one.
-    /// include_output returns the screen
+    /// the current state counts at once). Without targets it waits on the
+    /// fleet (scope approved, or all): for the first change of any covered
+    /// terminal, naming it. Every answer carries `since`: pass it back
+    /// (without targets) and the wait reports every change after that
+    /// answer at once, up to 64 (more: true beyond), or waits for the
+    /// first, so a wait, act, wait loop never misses one. list_sessions and
+    /// the terminal resources carry a since too. include_output returns the screen
     /// of the terminal that ended the wait. Keep timeout_ms under your
     /// host's limit for one tool call (often 60 s; the default is 50 s) and
     /// call again to wait longer. Sends progress notifications every 5 s

@@ -1,12 +1,14 @@
 //! What the MCP surface shares, one per process: the app below it, and
-//! state of its own (the key that seals cursors, the waits' share of the
-//! pool, the thread that matches wait patterns, the per-terminal send
-//! locks, the open confirmations, the subscriptions' watcher).
+//! state of its own (the key that seals cursors and `since` tokens, the
+//! waits' share of the pool, the thread that matches wait patterns, the
+//! per-terminal send locks, the open confirmations, the one shared look at
+//! hc and the subscriptions' watcher).
 
 use std::sync::Arc;
 
+use super::fleet::ticker::Ticker;
 use super::resources::watcher::{WatchPace, Watcher};
-use super::tools::cursor::CursorKey;
+use super::seal::SealKey;
 use super::tools::send_locks::SendLocks;
 use super::tools::send_prompt::confirm::Confirmations;
 use super::tools::wait::WaitPermits;
@@ -16,12 +18,12 @@ use crate::config::TerminalLifetime;
 use crate::hc::CoreError;
 use crate::hc::wire::TerminalRecord;
 
-/// What the tools share: the app below them, and state of their own (the
-/// key that seals cursors, the waits' share of the pool, the thread that
-/// matches wait patterns, the per-terminal send locks). One per process.
+/// What the tools share: the app below them, and state of their own (see
+/// the module). One per process.
 pub(crate) struct Tools {
     app: Arc<App>,
-    cursors: CursorKey,
+    seal: SealKey,
+    ticker: Ticker,
     wait_permits: WaitPermits,
     matchers: Matchers,
     send_locks: Arc<SendLocks>,
@@ -30,17 +32,19 @@ pub(crate) struct Tools {
 }
 
 impl Tools {
-    /// The tools over `app`, with a new random cursor key: cursors of another
-    /// process do not open.
+    /// The tools over `app`, with a new random seal key: cursors and
+    /// `since` tokens of another process do not open.
     pub(crate) fn new(app: Arc<App>, pace: WatchPace) -> Tools {
+        let ticker = Ticker::new(pace.poll);
         Tools {
             app,
-            cursors: CursorKey::random(),
+            seal: SealKey::random(),
+            watcher: Watcher::new(ticker.clone(), pace.min_gap),
+            ticker,
             wait_permits: WaitPermits::default(),
             matchers: Matchers::default(),
             send_locks: Arc::default(),
             confirmations: Confirmations::default(),
-            watcher: Watcher::new(pace),
         }
     }
 
@@ -49,9 +53,14 @@ impl Tools {
         &self.app
     }
 
-    /// The key that seals `list_sessions` cursors.
-    pub(crate) fn cursors(&self) -> &CursorKey {
-        &self.cursors
+    /// The key that seals `list_sessions` cursors and `since` tokens.
+    pub(crate) fn seal(&self) -> &SealKey {
+        &self.seal
+    }
+
+    /// The one shared look at hc per tick.
+    pub(crate) fn ticker(&self) -> &Ticker {
+        &self.ticker
     }
 
     /// The app, shared (for the subscriptions' watcher, which outlives a

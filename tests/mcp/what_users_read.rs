@@ -65,6 +65,13 @@ impl Scrub {
         {
             shown = shown.replace(&format!("({polls} polls"), "([polls] polls");
         }
+        // A since is sealed under a key new at every start.
+        if let Some(since) = structured.get_mut("since")
+            && let Some(token) = since.as_str()
+        {
+            shown = shown.replace(token, "[since]");
+            *since = json!("[since]");
+        }
         let pretty = serde_json::to_string_pretty(&structured).unwrap();
         format!(
             "isError: {:?}\n--- text ---\n{}\n--- structured ---\n{}",

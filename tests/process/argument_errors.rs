@@ -87,6 +87,8 @@ fn wrong_types() -> Vec<(&'static str, Value, &'static str)> {
             json!({"targets": [target], "max_chars": "x"}),
             "max_chars",
         ),
+        ("wait_for_status", json!({"since": 5}), "since"),
+        ("wait_for_status", json!({"scope": "everyone"}), "scope"),
         (
             "wait_for_output",
             json!({"address": 5, "quiet_ms": 100}),

@@ -57,7 +57,7 @@ impl HerdrServer {
                 "Dispatch one task to the agent in terminal {address}, using the herdr-core tools:\n\
                  1. Call send_prompt with address {address} and text {task}.\n\
                  2. If its outcome is `not_sent`, tell me its reason and stop. If it is `unknown`, the input may have landed: call read_output for {address}, tell me what the screen shows, and do NOT send again.\n\
-                 3. If it is `sent`, call wait_for_status with targets [{{\"address\": {address}, \"after_seq\": <its core_status_seq>}}] and until [\"done\", \"blocked\", \"error\"]. On `timeout`, call it again the same way, as long as the task needs.\n\
+                 3. If it is `sent`, call wait_for_status with targets [{{\"address\": {address}, \"after_seq\": <its core_status_seq>}}] and until [\"done\", \"blocked\", \"error\"]. On `timeout`, call wait_for_status again with no targets, only the `since` of its last answer and the same until, as long as the task needs: whatever happened between two calls is reported, nothing is missed.\n\
                  4. Then call read_output for {address} and summarise for me what the agent did and what it says. If it is `blocked`, show me what it is asking and let me decide: never answer it yourself."
             ),
         )])
@@ -79,12 +79,12 @@ impl HerdrServer {
     /// One table of every terminal: status, approval and send mode.
     #[prompt(
         name = "fleet",
-        description = "One table of every terminal: address, program, status, whether it may be prompted, and its send mode. Sends nothing."
+        description = "One table of every terminal: address, program, status, whether it may be prompted, and its send mode; then every change as it happens (a since loop). Sends nothing."
     )]
     async fn fleet(&self) -> Vec<PromptMessage> {
         vec![PromptMessage::new_text(
             Role::User,
-            "Show the herdr-core fleet: call list_sessions (every page) and give me one table with a row per terminal: address, program, status, send_approved, send_mode. Do not call send_prompt.",
+            "Show the herdr-core fleet: call list_sessions (every page) and give me one table with a row per terminal: address, program, status, send_approved, send_mode. Then keep watching: call wait_for_status with only the `since` of the last list_sessions answer, tell me each change it reports (address, what changed, status now), and call it again with the `since` of that answer; every change between two calls is reported, nothing is missed. Stop when I say so. Do not call send_prompt.",
         )]
     }
 }

@@ -13,6 +13,8 @@ use serde::Serialize;
 
 pub(crate) mod watcher;
 
+use super::fleet::changes::named_since;
+use super::fleet::ticker::wall_ms;
 use super::shared::Tools;
 use super::tools::list_sessions::Session;
 use crate::escape::printable;
@@ -28,13 +30,15 @@ const MIME: &str = "application/json";
 /// together.
 const MAX_LISTED: usize = 1000;
 
-/// A resource's contents: the terminal as `list_sessions` shows it, and the
-/// core that answered.
+/// A resource's contents: the terminal as `list_sessions` shows it, the
+/// core that answered, and a `since` of this terminal as read here (pass
+/// it to `wait_for_status` to be told of its next change).
 #[derive(Serialize)]
 struct Contents {
     core_id: String,
     #[serde(flatten)]
     session: Session,
+    since: Option<String>,
 }
 
 /// The URI of the terminal at `address`: every byte outside RFC 3986's
@@ -130,7 +134,7 @@ pub(crate) fn templates(cache_hints: bool) -> ListResourceTemplatesResult {
     let template = ResourceTemplate::new(URI_TEMPLATE, "terminal")
         .with_title("A terminal of the hc core")
         .with_description(
-            "One terminal by its address (percent-encoded): record, status, status_seq and approval as JSON; subscribe to be told when its status changes",
+            "One terminal by its address (percent-encoded): record, status, status_seq, approval and a since as JSON; subscribe to be told when its status changes, and pass the since to wait_for_status to hear of its next change",
         )
         .with_mime_type(MIME);
     let mut result = ListResourceTemplatesResult::with_all_items(vec![template]);
@@ -158,10 +162,21 @@ pub(crate) async fn read(
             core_failed(&e)
         }
     })?;
+    let made_ms = wall_ms();
+    let core_id = answer.core.core_id.to_string();
+    let since = named_since(
+        &[address.as_str()],
+        std::slice::from_ref(&answer.value),
+        &core_id,
+        made_ms,
+        tools.seal(),
+    )
+    .seal(tools.seal());
     let loaded = tools.app().loaded();
     let approvals = loaded.approvals().ok();
     let contents = Contents {
-        core_id: answer.core.core_id.to_string(),
+        core_id,
+        since,
         session: Session::judged(
             answer.value,
             approvals.map(AsRef::as_ref),

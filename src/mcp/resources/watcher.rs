@@ -1,12 +1,13 @@
 //! The one watcher behind resource subscriptions: while anyone is
-//! subscribed it lists hc's live terminals every [`POLL`] (its
-//! [`WatchPace`], handed in; one
-//! `terminal.list` a tick, however many subscribers), compares each
-//! subscribed terminal's lifetime, status and `status_seq` with the last
-//! tick, and sends `notifications/resources/updated` to each subscriber of
-//! one that changed: at most one per terminal per [`MIN_GAP`] (changes in
-//! between are told once, after the gap). With the last subscriber gone it
-//! stops; nothing polls hc while nobody listens.
+//! subscribed it follows the shared look at hc (`fleet::ticker`, every
+//! [`POLL`] of its [`WatchPace`], handed in; one `terminal.list` a tick,
+//! however many subscribers and waits), compares each subscribed
+//! terminal's lifetime, status, `status_seq` and whether it finished with
+//! the last tick, and sends `notifications/resources/updated` to each
+//! subscriber of one that changed: at most one per terminal per
+//! [`MIN_GAP`] (changes in between are told once, after the gap). With the
+//! last subscriber gone it stops following; nothing polls hc while nobody
+//! listens.
 //!
 //! Subscribers are a legacy session (`resources/subscribe` over stdio,
 //! until `resources/unsubscribe` or the session ends) or a 2026-07-28
@@ -16,25 +17,31 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
+
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, SubscriptionSink};
 use rmcp::{ErrorData, RoleServer};
 
 use super as resources;
 use crate::app::App;
-use crate::hc::wire::TerminalStatus;
+use crate::hc::wire::{TerminalRecord, TerminalStatus};
+use crate::mcp::fleet::ticker::{Tick, Ticker};
 
-/// How often hc is listed while someone is subscribed.
-pub(crate) const POLL: Duration = Duration::from_millis(500);
+/// How often hc is listed while someone is subscribed or a fleet wait
+/// runs.
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 /// The least time between two notifications about one terminal.
 pub(crate) const MIN_GAP: Duration = Duration::from_secs(1);
 
-/// The watcher's clock: how often it lists hc, and the least time between
-/// two notifications about one terminal. `serve` runs at [`POLL`] and
-/// [`MIN_GAP`]; a test hands in a faster one, as it hands in the app.
+/// The watchers' clock: how often hc is listed while anyone watches, and
+/// the least time between two notifications about one terminal. `serve`
+/// runs at [`POLL`] and [`MIN_GAP`]; a test hands in a faster one, as it
+/// hands in the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatchPace {
-    /// How often hc is listed while someone is subscribed.
+    /// How often hc is listed while someone is subscribed or waits on the
+    /// fleet.
     pub poll: Duration,
     /// The least time between two notifications about one terminal.
     pub min_gap: Duration,
@@ -88,7 +95,8 @@ struct Inner {
 /// The subscriptions and the watcher's state.
 pub(crate) struct Watcher {
     inner: Arc<Mutex<Inner>>,
-    pace: WatchPace,
+    ticker: Ticker,
+    min_gap: Duration,
 }
 
 /// Ends a listen subscription when dropped.
@@ -110,6 +118,18 @@ struct Seen {
     created_ms: i64,
     status: TerminalStatus,
     status_seq: u64,
+    finished: bool,
+}
+
+impl Seen {
+    fn of(t: &TerminalRecord) -> Seen {
+        Seen {
+            created_ms: t.created_ms,
+            status: t.status,
+            status_seq: t.status_seq,
+            finished: t.is_finished(),
+        }
+    }
 }
 
 fn full() -> ErrorData {
@@ -120,11 +140,13 @@ fn full() -> ErrorData {
 }
 
 impl Watcher {
-    /// A watcher that lists hc at `pace` while someone is subscribed.
-    pub(crate) fn new(pace: WatchPace) -> Watcher {
+    /// A watcher that follows `ticker` while someone is subscribed, telling
+    /// each change of a terminal at most once per `min_gap`.
+    pub(crate) fn new(ticker: Ticker, min_gap: Duration) -> Watcher {
         Watcher {
             inner: Arc::default(),
-            pace,
+            ticker,
+            min_gap,
         }
     }
 
@@ -208,28 +230,25 @@ impl Watcher {
             return;
         }
         inner.polling = true;
-        tokio::spawn(poll(Arc::clone(&self.inner), Arc::clone(app), self.pace));
+        let ticks = self.ticker.follow(app);
+        tokio::spawn(poll(Arc::clone(&self.inner), ticks, self.min_gap));
     }
 }
 
-/// One look at hc's live terminals, by address.
+/// One look at hc's terminals (finished ones too, as the ticker lists
+/// them), by address.
 async fn look(app: &App) -> Result<HashMap<String, Seen>, ErrorData> {
-    let listed = app.client().list(false).await.map_err(|e| {
+    let listed = app.client().list(true).await.map_err(|e| {
         ErrorData::internal_error(format!("hc could not be listed to subscribe: {e}"), None)
     })?;
-    Ok(listed
-        .value
-        .terminals
-        .into_iter()
-        .map(|t| {
-            let seen = Seen {
-                created_ms: t.created_ms,
-                status: t.status,
-                status_seq: t.status_seq,
-            };
-            (t.address, seen)
-        })
-        .collect())
+    Ok(by_address(&listed.value.terminals))
+}
+
+fn by_address(terminals: &[TerminalRecord]) -> HashMap<String, Seen> {
+    terminals
+        .iter()
+        .map(|t| (t.address.clone(), Seen::of(t)))
+        .collect()
 }
 
 /// The baseline of each of `uris` nobody watched yet: what `seen` shows.
@@ -272,21 +291,20 @@ fn watched(inner: &Mutex<Inner>) -> Option<HashSet<String>> {
     )
 }
 
-async fn poll(inner: Arc<Mutex<Inner>>, app: Arc<App>, pace: WatchPace) {
+async fn poll(inner: Arc<Mutex<Inner>>, mut ticks: watch::Receiver<Tick>, min_gap: Duration) {
     let mut told: HashMap<String, Instant> = HashMap::new();
     let mut owed: HashSet<String> = HashSet::new();
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + pace.poll, pace.poll);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The look the ticker had when following began is no news.
+    ticks.mark_unchanged();
     loop {
-        ticks.tick().await;
+        if ticks.changed().await.is_err() {
+            return;
+        }
         let Some(uris) = watched(&inner) else { return };
-        let now = match look(&app).await {
-            Ok(now) => now,
-            Err(e) => {
-                tracing::debug!(error = %e.message, "subscriptions: hc could not be listed this tick");
-                continue;
-            }
+        let Tick::Seen(sighting) = ticks.borrow_and_update().clone() else {
+            continue;
         };
+        let now = by_address(&sighting.terminals);
         {
             let mut inner = inner.lock().expect("not poisoned");
             inner.last.retain(|uri, _| uris.contains(uri));
@@ -306,7 +324,7 @@ async fn poll(inner: Arc<Mutex<Inner>>, app: Arc<App>, pace: WatchPace) {
         owed.retain(|uri| uris.contains(uri));
         let due: Vec<String> = owed
             .iter()
-            .filter(|uri| told.get(*uri).is_none_or(|at| at.elapsed() >= pace.min_gap))
+            .filter(|uri| told.get(*uri).is_none_or(|at| at.elapsed() >= min_gap))
             .cloned()
             .collect();
         for uri in due {

@@ -5,13 +5,16 @@ use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cursor::Position;
+use super::cursor::{self, Position};
 use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::escape::printable;
 use crate::hc::CoreId;
 use crate::hc::client::Listing;
 use crate::hc::wire::{TerminalRecord, UnreadableRecord};
 use crate::mcp::error::{ToolError, structured};
+use crate::mcp::fleet::changes::{Look, since_of};
+use crate::mcp::fleet::since::Scope;
+use crate::mcp::fleet::ticker::wall_ms;
 use crate::mcp::shared::Tools;
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
@@ -83,6 +86,11 @@ pub(crate) struct ListSessionsOutput {
     pub sessions: Vec<Session>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// Pass as wait_for_status's `since` to be told of every change after
+    /// this listing (scope `all`: every terminal hc lists, on every page,
+    /// finished ones too). Null only when more terminals than a since can
+    /// hold (16 KiB) are listed.
+    pub since: Option<String>,
     /// On the first page only: records hc listed in a shape this adapter
     /// cannot read (a required field missing or of another type, or an
     /// address it refuses), at most 20, each with its address when it had
@@ -103,11 +111,13 @@ pub(crate) async fn run(
             format!("must be between 1 and {MAX_LIMIT}, got {limit}"),
         ));
     }
-    let listed = tools.app().client().list(args.include_finished).await?;
+    // Finished terminals too, for the since; the page drops them unless asked.
+    let listed = tools.app().client().list(true).await?;
+    let made_ms = wall_ms();
     let live_core = &listed.core.core_id;
     let core_id = live_core.to_string();
     let after = match &args.cursor {
-        Some(cursor) => Some(tools.cursors().open(cursor, &core_id)?),
+        Some(cursor) => Some(cursor::open(tools.seal(), cursor, &core_id)?),
         None => None,
     };
     let Listing {
@@ -119,6 +129,14 @@ pub(crate) async fn run(
         // Named once, on the first page.
         unreadable.clear();
         unreadable_count = 0;
+    }
+    let look = Look {
+        terminals: &terminals,
+        in_scope: &|_| true,
+    };
+    let since = since_of(&look, &core_id, Scope::All, made_ms, tools.seal()).seal(tools.seal());
+    if !args.include_finished {
+        terminals.retain(|t| !t.is_finished());
     }
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let start = match &after {
@@ -132,11 +150,14 @@ pub(crate) async fn run(
     let page = &rest[..rest.len().min(limit)];
     let next_cursor = (rest.len() > limit).then(|| {
         let last = page.last().expect("a full page has a last record");
-        tools.cursors().seal(&Position {
-            core_id: core_id.clone(),
-            created_ms: last.created_ms,
-            address: last.address.clone(),
-        })
+        cursor::seal(
+            tools.seal(),
+            &Position {
+                core_id: core_id.clone(),
+                created_ms: last.created_ms,
+                address: last.address.clone(),
+            },
+        )
     });
     // One snapshot for the whole page: every record is judged by the same config.
     let loaded = tools.app().loaded();
@@ -157,6 +178,7 @@ pub(crate) async fn run(
         core_id,
         sessions,
         next_cursor,
+        since,
         unreadable,
         unreadable_count,
     };
@@ -215,6 +237,11 @@ fn render(output: &ListSessionsOutput) -> String {
         text.push_str(&format!(
             "{} more unreadable record(s)\n",
             output.unreadable_count - output.unreadable.len()
+        ));
+    }
+    if let Some(since) = &output.since {
+        text.push_str(&format!(
+            "since (pass to wait_for_status to hear of every change after this): {since}\n"
         ));
     }
     text

@@ -28,7 +28,7 @@ pub(super) const POLL_CONNECTIONS: usize = 4;
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const MAX_POLL: Duration = Duration::from_millis(500);
 /// A progress notification goes out at least this often while waiting.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// The share of the pool that waits may use, one permit per poll round.
 pub(crate) struct WaitPermits(Semaphore);
@@ -157,7 +157,7 @@ pub(super) async fn run<W: Watch>(
     }
 }
 
-async fn notify(
+pub(super) async fn notify(
     context: &RequestContext<RoleServer>,
     token: &ProgressToken,
     elapsed: Duration,

@@ -2,7 +2,9 @@
 //! state after a given `status_seq`, finishes, disappears, or the timeout
 //! passes. One round of the wait engine is one `terminal.get` per target;
 //! the engine (`wait`) owns the deadline, backoff, progress and
-//! cancellation.
+//! cancellation. Without targets it waits on the fleet (`fleet`): every
+//! terminal of a scope, from a `since` or from the call's start, on the
+//! one shared look at hc per tick.
 
 use std::time::Duration;
 
@@ -15,8 +17,11 @@ use serde::{Deserialize, Serialize};
 use crate::mcp::arguments::address;
 use tokio::time::Instant;
 
+mod fleet;
 mod output;
 
+use crate::mcp::fleet::changes::named_since;
+use crate::mcp::fleet::ticker::wall_ms;
 pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
 
 use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
@@ -82,6 +87,16 @@ pub(crate) struct WaitTarget {
     pub after_seq: Option<u64>,
 }
 
+/// Which terminals a wait without targets covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum FleetScope {
+    /// The approved terminals (core and lifetime on the allowlist).
+    Approved,
+    /// Every terminal hc lists (reading status is read-only).
+    All,
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForStatusArgs {
@@ -91,7 +106,21 @@ pub(crate) struct WaitForStatusArgs {
     /// first change of any of them into an `until` state (the answer's
     /// `address` says which).
     pub targets: Option<Vec<WaitTarget>>,
-    /// States that end the wait. Default ["done", "blocked", "error", "idle"].
+    /// Without targets: the `since` of a previous wait_for_status answer
+    /// (or of list_sessions, or a terminal resource), unchanged. The wait
+    /// then answers at once with every change after it (a higher
+    /// status_seq, a new lifetime, a terminal gone, finished or new), and
+    /// otherwise waits for the first; nothing that happened between two
+    /// calls is missed. Each answer carries the since to pass next.
+    #[schemars(length(max = 16384))]
+    pub since: Option<String>,
+    /// Without targets: `approved` (the approved terminals; the default
+    /// without since) or `all` (every terminal hc lists). With since it
+    /// defaults to, and must be, the since's own scope.
+    pub scope: Option<FleetScope>,
+    /// States that end the wait. Default ["done", "blocked", "error", "idle"];
+    /// with since, every status change ends it unless until is given
+    /// (changes to other states are still reported).
     #[schemars(extend("default" = ["done", "blocked", "error", "idle"]))]
     pub until: Option<Vec<UntilStatus>>,
     /// Longest wait, 100-600000 ms (never above the operator's waitMaxMs).
@@ -109,32 +138,18 @@ pub(crate) struct WaitForStatusArgs {
     pub max_chars: Option<u32>,
 }
 
-/// The validated arguments.
-struct StatusPlan {
-    targets: Vec<WaitTarget>,
-    until: Vec<UntilStatus>,
+/// The validated arguments every status wait shares.
+struct Bounds {
+    /// As given (the default depends on the kind of wait).
+    until: Option<Vec<UntilStatus>>,
     timeout: Duration,
     max_chars: usize,
     include_output: bool,
 }
 
-impl StatusPlan {
-    fn new(
-        targets: Vec<WaitTarget>,
-        args: WaitForStatusArgs,
-        wait_max: Duration,
-    ) -> Result<StatusPlan, ToolError> {
-        if targets.is_empty() || targets.len() > MAX_TARGETS {
-            return Err(ToolError::invalid(
-                "targets",
-                format!(
-                    "must hold 1 to {MAX_TARGETS} entries, got {}",
-                    targets.len()
-                ),
-            ));
-        }
-        let until = args.until.unwrap_or_else(|| DEFAULT_UNTIL.to_vec());
-        if until.is_empty() {
+impl Bounds {
+    fn new(args: &WaitForStatusArgs, wait_max: Duration) -> Result<Bounds, ToolError> {
+        if args.until.as_ref().is_some_and(Vec::is_empty) {
             return Err(ToolError::invalid("until", "must name at least one state"));
         }
         let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -151,12 +166,41 @@ impl StatusPlan {
                 format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
             ));
         }
-        Ok(StatusPlan {
-            targets,
-            until,
+        Ok(Bounds {
+            until: args.until.clone(),
             timeout: Duration::from_millis(timeout_ms).min(wait_max),
             max_chars: max_chars as usize,
             include_output: args.include_output,
+        })
+    }
+}
+
+/// The validated arguments of a wait on named targets.
+struct StatusPlan {
+    targets: Vec<WaitTarget>,
+    until: Vec<UntilStatus>,
+    timeout: Duration,
+    max_chars: usize,
+    include_output: bool,
+}
+
+impl StatusPlan {
+    fn new(targets: Vec<WaitTarget>, bounds: Bounds) -> Result<StatusPlan, ToolError> {
+        if targets.is_empty() || targets.len() > MAX_TARGETS {
+            return Err(ToolError::invalid(
+                "targets",
+                format!(
+                    "must hold 1 to {MAX_TARGETS} entries, got {}",
+                    targets.len()
+                ),
+            ));
+        }
+        Ok(StatusPlan {
+            targets,
+            until: bounds.until.unwrap_or_else(|| DEFAULT_UNTIL.to_vec()),
+            timeout: bounds.timeout,
+            max_chars: bounds.max_chars,
+            include_output: bounds.include_output,
         })
     }
 }
@@ -266,12 +310,23 @@ pub(crate) async fn run(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
     let wait_max = tools.app().loaded().config().wait_max();
-    let mut args = args;
-    let targets = match args.targets.take() {
-        Some(targets) => targets,
-        None => approved_live(tools).await?,
+    let bounds = Bounds::new(&args, wait_max)?;
+    let Some(targets) = args.targets else {
+        return fleet::run(tools, args.since, args.scope, bounds, context).await;
     };
-    let plan = StatusPlan::new(targets, args, wait_max)?;
+    if args.since.is_some() {
+        return Err(ToolError::invalid(
+            "since",
+            "applies only without targets (a since names what it covers): drop targets or since",
+        ));
+    }
+    if args.scope.is_some() {
+        return Err(ToolError::invalid(
+            "scope",
+            "applies only without targets: drop targets or scope",
+        ));
+    }
+    let plan = StatusPlan::new(targets, bounds)?;
     let started = Instant::now();
     let mut watch = StatusWatch {
         plan: &plan,
@@ -289,6 +344,7 @@ pub(crate) async fn run(
         context,
     )
     .await?;
+    let made_ms = wall_ms();
     let (ending, outcome) = match ended {
         Ended::Done((i, outcome)) => (Some(i), outcome),
         Ended::Timeout => (None, WaitOutcome::Timeout),
@@ -299,42 +355,16 @@ pub(crate) async fn run(
         }
         _ => None,
     };
-    let output = WaitForStatusOutput::new(&watch, outcome, ending, screen, started.elapsed());
+    let mut output = WaitForStatusOutput::new(&watch, outcome, ending, screen, started.elapsed());
+    // What this answer shows of its targets, to wait on them after it.
+    if !watch.core_id.is_empty() {
+        let addresses: Vec<&str> = plan.targets.iter().map(|t| t.address.as_str()).collect();
+        let seen: Vec<TerminalRecord> = watch.last.iter().flatten().cloned().collect();
+        output.since = named_since(&addresses, &seen, &watch.core_id, made_ms, tools.seal())
+            .seal(tools.seal());
+    }
     let text = output::render(&output);
     Ok(structured(&output, text, false))
-}
-
-/// The targets of a wait that names none: every approved terminal live
-/// now, each after its current status_seq (so only a change after the
-/// call starts counts), bound to its lifetime.
-async fn approved_live(tools: &Tools) -> Result<Vec<WaitTarget>, ToolError> {
-    let Some(terminals) = tools.approved_live().await? else {
-        return Err(ToolError::invalid(
-            "targets",
-            "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on",
-        ));
-    };
-    let targets: Vec<WaitTarget> = terminals
-        .into_iter()
-        .map(|t| WaitTarget {
-            address: t.address,
-            created_ms: Some(t.created_ms),
-            after_seq: Some(t.status_seq),
-        })
-        .collect();
-    match targets.len() {
-        0 => Err(ToolError::invalid(
-            "targets",
-            "omitted, but no approved terminal is live now: name the targets to wait on",
-        )),
-        n if n > MAX_TARGETS => Err(ToolError::invalid(
-            "targets",
-            format!(
-                "omitted, but {n} approved terminals are live, more than {MAX_TARGETS}: name up to {MAX_TARGETS} targets"
-            ),
-        )),
-        _ => Ok(targets),
-    }
 }
 
 async fn read_screen(

@@ -9,13 +9,16 @@ use serde::Serialize;
 use super::StatusWatch;
 use crate::escape::{printable, printable_lines};
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
+use crate::mcp::fleet::changes::{Change, ChangeKind};
 use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
 use crate::mcp::tools::wait;
 
 /// How a status wait ended: `reached` (a target reached an `until`
 /// state), `timeout`, `finished` (a target's program exited), `gone` (its
-/// terminal no longer exists), `lifetime_mismatch` (another lifetime is at
-/// the address) or `core_restarted` (hc restarted during the wait).
+/// terminal no longer exists, or left the scope), `lifetime_mismatch`
+/// (another lifetime is at the address), `appeared` (without targets: a
+/// terminal came into the scope) or `core_restarted` (hc restarted during
+/// the wait).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum WaitOutcome {
@@ -30,6 +33,9 @@ pub(crate) enum WaitOutcome {
     /// The terminal at a target's address is another lifetime than the one
     /// waited on: created_ms, or the first one the wait saw.
     LifetimeMismatch,
+    /// Without targets: a terminal came into the scope (new, or newly
+    /// approved).
+    Appeared,
     /// hc restarted (another core_id) during the wait: every terminal the
     /// wait saw is gone, even where a new one has the same address.
     CoreRestarted,
@@ -66,10 +72,24 @@ pub(crate) struct WaitForStatusOutput {
     pub elapsed_ms: u64,
     /// The timeout actually applied.
     pub timeout_ms: u64,
-    /// Every target's last seen state.
+    /// Every target's last seen state (without targets: the covered
+    /// terminals, at most 64).
     pub targets: Vec<TargetState>,
     /// With include_output: the ending target's screen.
     pub output: Option<Screen>,
+    /// Without targets: which terminals were covered, `approved` or `all`
+    /// (`named` when the since came from a targeted wait or a resource).
+    pub scope: Option<String>,
+    /// Without targets: every change of a covered terminal after the since
+    /// given (or the call's start), at most 64, in address order.
+    pub changes: Vec<Change>,
+    /// True when more changes happened than `changes` holds: call again
+    /// with `since`, which resumes right after them.
+    pub more: bool,
+    /// Pass as `since` to the next wait_for_status without targets: it
+    /// then reports every change after this answer. Null only when hc
+    /// never answered.
+    pub since: Option<String>,
 }
 
 impl WaitForStatusOutput {
@@ -104,6 +124,23 @@ impl WaitForStatusOutput {
                 })
                 .collect(),
             output,
+            scope: None,
+            changes: Vec::new(),
+            more: false,
+            since: None,
+        }
+    }
+}
+
+impl TargetState {
+    /// A covered terminal as the last look showed it.
+    pub(super) fn of(record: &TerminalRecord) -> TargetState {
+        TargetState {
+            address: record.address.clone(),
+            created_ms: Some(record.created_ms),
+            status: Some(record.status),
+            status_seq: Some(record.status_seq),
+            finished: record.is_finished(),
         }
     }
 }
@@ -133,6 +170,25 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
             if t.finished { " finished" } else { "" }
         ));
     }
+    for c in &out.changes {
+        text.push_str(&format!(
+            "\n  change {}: {}{} seq {}->{}{}",
+            c.address
+                .as_deref()
+                .map_or_else(|| "(a long address)".into(), printable),
+            change_word(c.change),
+            c.status.map_or(String::new(), |s| format!(" now {s}")),
+            c.old_status_seq.map_or("-".to_owned(), |s| s.to_string()),
+            c.status_seq.map_or("-".to_owned(), |s| s.to_string()),
+            if c.wanted { "" } else { " (not in until)" },
+        ));
+    }
+    if out.more {
+        text.push_str("\n  more changes: call again with since");
+    }
+    if let Some(since) = &out.since {
+        text.push_str(&format!("\nsince: {since}"));
+    }
     if let Some(screen) = &out.output {
         text.push_str(&format!(
             "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
@@ -140,4 +196,15 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
         ));
     }
     text
+}
+
+fn change_word(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Appeared => "appeared",
+        ChangeKind::Status => "status",
+        ChangeKind::Finished => "finished",
+        ChangeKind::NewLifetime => "new lifetime",
+        ChangeKind::Gone => "gone",
+        ChangeKind::LeftScope => "left the scope",
+    }
 }

@@ -1,0 +1,7 @@
+//! Watching the fleet: the `since` token (what an answer saw of each
+//! terminal it covered), what changed after one, and the one shared look
+//! at hc per tick that fleet waits and resource subscriptions follow.
+
+pub(crate) mod changes;
+pub(crate) mod since;
+pub(crate) mod ticker;

@@ -1,0 +1,410 @@
+//! The `since` token: what one answer saw of each terminal it covered
+//! (`address`, `created_ms`, `status_seq`, finished), on which core, for
+//! which scope, sealed (`seal`) so an edited, cut or made-up one is refused
+//! and nothing is kept per client. At most [`MAX_SINCE_CHARS`].
+//!
+//! Payload, version 1: version, scope, made_ms, core_id, then each entry
+//! (flags, key, and for a terminal that was there its created_ms and
+//! status_seq), integers as LEB128. An address longer than
+//! [`FULL_ADDRESS_BYTES`] is held as a keyed 8-byte digest, which keeps
+//! 256 terminals far under the bound whatever their addresses; such a
+//! terminal, once gone, is named by its lifetime alone.
+
+use crate::hc::wire::TerminalRecord;
+use crate::mcp::seal::SealKey;
+
+/// Longest `since` made or accepted (16 KiB).
+pub(crate) const MAX_SINCE_CHARS: usize = 16 * 1024;
+/// Longest address held as itself.
+const FULL_ADDRESS_BYTES: usize = 32;
+const PURPOSE: &str = "since";
+const VERSION: u8 = 1;
+const HASHED: u8 = 1;
+const PRESENT: u8 = 2;
+const FINISHED: u8 = 4;
+
+/// Which terminals a `since` covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The approved terminals (for the core and lifetime) of the config in
+    /// force at each look.
+    Approved,
+    /// Every terminal hc lists.
+    All,
+    /// A fixed set of addresses (a targeted wait's, a resource's).
+    Named,
+}
+
+impl Scope {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Scope::Approved => "approved",
+            Scope::All => "all",
+            Scope::Named => "named",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Scope::Approved => 0,
+            Scope::All => 1,
+            Scope::Named => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Scope> {
+        [Scope::Approved, Scope::All, Scope::Named]
+            .into_iter()
+            .find(|s| s.code() == code)
+    }
+}
+
+/// How an entry names its terminal's address.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Key {
+    Address(String),
+    Digest([u8; 8]),
+}
+
+impl Key {
+    /// The address itself when short, else its digest under `key`.
+    pub(crate) fn of(address: &str, key: &SealKey) -> Key {
+        if address.len() <= FULL_ADDRESS_BYTES {
+            Key::Address(address.to_owned())
+        } else {
+            Key::Digest(key.digest("since address", address.as_bytes()))
+        }
+    }
+
+    /// The address, when held as itself.
+    pub(crate) fn address(&self) -> Option<&str> {
+        match self {
+            Key::Address(a) => Some(a),
+            Key::Digest(_) => None,
+        }
+    }
+}
+
+/// What an answer saw of one terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub created_ms: i64,
+    pub status_seq: u64,
+    pub finished: bool,
+}
+
+impl Seen {
+    pub(crate) fn of(record: &TerminalRecord) -> Seen {
+        Seen {
+            created_ms: record.created_ms,
+            status_seq: record.status_seq,
+            finished: record.is_finished(),
+        }
+    }
+}
+
+/// One covered address: what was there (`None`: nothing, only in a
+/// [`Scope::Named`] since).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub key: Key,
+    pub seen: Option<Seen>,
+}
+
+/// An opened (or about to be sealed) `since`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Since {
+    pub core_id: String,
+    pub scope: Scope,
+    /// Wall-clock ms when what it holds was known: a look asked before
+    /// then may not show it yet.
+    pub made_ms: u64,
+    /// Sorted by key, one per key.
+    pub entries: Vec<Entry>,
+}
+
+/// Why a `since` was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SinceError {
+    #[error(
+        "since is not valid (malformed, cut short, edited, or issued before this adapter restarted): call without since (list_sessions or wait_for_status) for a new one"
+    )]
+    Invalid,
+    #[error(
+        "since belongs to core {since_core}, but hc is now core {current_core}: hc restarted, and every terminal that since saw is gone; call without since for a new one"
+    )]
+    OtherCore {
+        since_core: String,
+        current_core: String,
+    },
+}
+
+impl Since {
+    /// Sealed, or `None` when it would pass [`MAX_SINCE_CHARS`].
+    pub(crate) fn seal(&self, key: &SealKey) -> Option<String> {
+        let mut out = vec![VERSION, self.scope.code()];
+        put(&mut out, self.made_ms);
+        put(&mut out, self.core_id.len() as u64);
+        out.extend_from_slice(self.core_id.as_bytes());
+        put(&mut out, self.entries.len() as u64);
+        for entry in &self.entries {
+            let mut flags = 0;
+            if matches!(entry.key, Key::Digest(_)) {
+                flags |= HASHED;
+            }
+            if let Some(seen) = entry.seen {
+                flags |= PRESENT;
+                if seen.finished {
+                    flags |= FINISHED;
+                }
+            }
+            out.push(flags);
+            match &entry.key {
+                Key::Address(a) => {
+                    put(&mut out, a.len() as u64);
+                    out.extend_from_slice(a.as_bytes());
+                }
+                Key::Digest(d) => out.extend_from_slice(d),
+            }
+            if let Some(seen) = entry.seen {
+                put(&mut out, zigzag(seen.created_ms));
+                put(&mut out, seen.status_seq);
+            }
+        }
+        let sealed = key.seal(PURPOSE, &out);
+        (sealed.len() <= MAX_SINCE_CHARS).then_some(sealed)
+    }
+
+    /// Opens `token`.
+    pub(crate) fn open(key: &SealKey, token: &str) -> Result<Since, SinceError> {
+        let payload = key
+            .open(PURPOSE, token, MAX_SINCE_CHARS)
+            .ok_or(SinceError::Invalid)?;
+        decode(&payload).ok_or(SinceError::Invalid)
+    }
+
+    /// Refused unless it was made on `current_core`.
+    pub(crate) fn check_core(&self, current_core: &str) -> Result<(), SinceError> {
+        if self.core_id == current_core {
+            return Ok(());
+        }
+        Err(SinceError::OtherCore {
+            since_core: self.core_id.clone(),
+            current_core: current_core.to_owned(),
+        })
+    }
+
+    /// What it holds for `key`.
+    pub(crate) fn entry(&self, key: &Key) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| e.key.cmp(key))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+}
+
+fn decode(payload: &[u8]) -> Option<Since> {
+    let mut r = Reader(payload);
+    if r.byte()? != VERSION {
+        return None;
+    }
+    let scope = Scope::from_code(r.byte()?)?;
+    let made_ms = r.int()?;
+    let core_len = usize::try_from(r.int()?).ok()?;
+    let core_id = String::from_utf8(r.bytes(core_len)?.to_vec()).ok()?;
+    let count = usize::try_from(r.int()?).ok()?;
+    // Each entry takes at least 2 bytes: a count past that is a lie.
+    if count > payload.len() / 2 {
+        return None;
+    }
+    let mut entries: Vec<Entry> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let flags = r.byte()?;
+        if flags & !(HASHED | PRESENT | FINISHED) != 0 {
+            return None;
+        }
+        let key = if flags & HASHED != 0 {
+            Key::Digest(r.bytes(8)?.try_into().ok()?)
+        } else {
+            let len = usize::try_from(r.int()?).ok()?;
+            Key::Address(String::from_utf8(r.bytes(len)?.to_vec()).ok()?)
+        };
+        let seen = if flags & PRESENT != 0 {
+            Some(Seen {
+                created_ms: unzigzag(r.int()?),
+                status_seq: r.int()?,
+                finished: flags & FINISHED != 0,
+            })
+        } else {
+            None
+        };
+        if entries.last().is_some_and(|last| last.key >= key) {
+            return None;
+        }
+        entries.push(Entry { key, seen });
+    }
+    r.0.is_empty().then_some(Since {
+        core_id,
+        scope,
+        made_ms,
+        entries,
+    })
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> Option<u8> {
+        let (&first, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(first)
+    }
+
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+
+    /// An LEB128 integer of at most 64 bits.
+    fn int(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                return None;
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+}
+
+fn put(out: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn since(entries: Vec<Entry>) -> Since {
+        Since {
+            core_id: "core-a".into(),
+            scope: Scope::Approved,
+            made_ms: 1_780_000_000_123,
+            entries,
+        }
+    }
+
+    fn entry(address: &str, created_ms: i64, status_seq: u64, key: &SealKey) -> Entry {
+        Entry {
+            key: Key::of(address, key),
+            seen: Some(Seen {
+                created_ms,
+                status_seq,
+                finished: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_sealed_since_opens_as_it_was_on_its_own_core_only() {
+        let key = SealKey::random();
+        let mut entries = vec![
+            entry("t1", 1_780_000_000_000, 7, &key),
+            entry(&"long/".repeat(20), -5, u64::MAX, &key),
+            Entry {
+                key: Key::of("t9", &key),
+                seen: None,
+            },
+        ];
+        entries.sort_by(|a, b| a.key.cmp(&b.key));
+        let made = since(entries);
+        let token = made.seal(&key).unwrap();
+        let opened = Since::open(&key, &token).unwrap();
+        assert_eq!(opened, made);
+        assert_eq!(opened.check_core("core-a"), Ok(()));
+        assert!(matches!(
+            opened.check_core("core-b"),
+            Err(SinceError::OtherCore { .. })
+        ));
+    }
+
+    #[test]
+    fn cut_edited_foreign_and_oversized_tokens_are_refused() {
+        let key = SealKey::random();
+        let token = since(vec![entry("t1", 1, 2, &key)]).seal(&key).unwrap();
+        for bad in [
+            String::new(),
+            "not base64 at all".into(),
+            token[..token.len() / 2].to_owned(),
+            format!("{token}A"),
+            token.replace(&token[4..5], if &token[4..5] == "A" { "B" } else { "A" }),
+            since(vec![]).seal(&SealKey::random()).unwrap(),
+            key.seal("list_sessions cursor", b"\x01\x00"),
+            "A".repeat(MAX_SINCE_CHARS + 1),
+        ] {
+            assert_eq!(Since::open(&key, &bad), Err(SinceError::Invalid), "{bad}");
+        }
+    }
+
+    #[test]
+    fn well_sealed_garbage_is_refused_not_panicked_on() {
+        let key = SealKey::random();
+        for payload in [
+            &b""[..],
+            b"\x02\x00",
+            b"\x01\x09\x00\x00\x00",
+            b"\x01\x00\x00\x06core-a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
+            b"\x01\x00\x00\x06core-a\x01\x08",
+            b"\x01\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+        ] {
+            let token = key.seal(PURPOSE, payload);
+            assert_eq!(Since::open(&key, &token), Err(SinceError::Invalid));
+        }
+    }
+
+    #[test]
+    fn two_hundred_fifty_six_terminals_with_the_longest_addresses_stay_under_the_bound() {
+        let key = SealKey::random();
+        for address_len in [2, FULL_ADDRESS_BYTES, 128] {
+            let mut entries: Vec<Entry> = (0..256)
+                .map(|i| {
+                    let address = format!("{i:0>address_len$}");
+                    entry(&address, 1_780_000_000_000 + i, u64::from(u32::MAX), &key)
+                })
+                .collect();
+            entries.sort_by(|a, b| a.key.cmp(&b.key));
+            let token = since(entries).seal(&key).expect("fits");
+            assert!(
+                token.len() <= MAX_SINCE_CHARS,
+                "{address_len}: {}",
+                token.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The one look at hc's terminals per tick that fleet waits and resource
+//! subscriptions share: while anyone follows it, it lists hc (finished
+//! terminals too) every `poll` and hands each look to every follower; with
+//! the last follower gone it stops, so nothing polls hc while nobody
+//! watches. However many waits run, hc sees one `terminal.list` a tick.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::watch;
+use tokio::time::MissedTickBehavior;
+
+use crate::app::App;
+use crate::hc::CoreId;
+use crate::hc::wire::TerminalRecord;
+
+/// One look at hc.
+#[derive(Debug)]
+pub(crate) struct Sighting {
+    /// The core that answered.
+    pub core: CoreId,
+    /// Every terminal it listed, in its order.
+    pub terminals: Vec<TerminalRecord>,
+    /// Wall-clock ms when the listing was asked: it shows everything known
+    /// before then.
+    pub asked_ms: u64,
+}
+
+/// The latest look.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Tick {
+    /// None yet.
+    #[default]
+    Nothing,
+    Seen(Arc<Sighting>),
+    /// hc could not be listed on the latest tick.
+    Failed,
+}
+
+struct Shared {
+    latest: watch::Sender<Tick>,
+    running: Mutex<bool>,
+}
+
+/// The shared look; clones share it.
+#[derive(Clone)]
+pub(crate) struct Ticker {
+    shared: Arc<Shared>,
+    poll: Duration,
+}
+
+impl Ticker {
+    /// A ticker that lists hc every `poll` while followed.
+    pub(crate) fn new(poll: Duration) -> Ticker {
+        Ticker {
+            shared: Arc::new(Shared {
+                latest: watch::Sender::new(Tick::Nothing),
+                running: Mutex::new(false),
+            }),
+            poll,
+        }
+    }
+
+    /// Every look from now on (and the latest one, already seen or not),
+    /// the ticker listing hc while the receiver lives.
+    pub(crate) fn follow(&self, app: &Arc<App>) -> watch::Receiver<Tick> {
+        let mut running = self.shared.running.lock().expect("not poisoned");
+        let receiver = self.shared.latest.subscribe();
+        if !*running {
+            *running = true;
+            // A look left from an earlier run is stale.
+            self.shared.latest.send_replace(Tick::Nothing);
+            tokio::spawn(run(Arc::clone(&self.shared), Arc::clone(app), self.poll));
+        }
+        receiver
+    }
+}
+
+async fn run(shared: Arc<Shared>, app: Arc<App>, poll: Duration) {
+    let mut ticks = tokio::time::interval(poll);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        {
+            let mut running = shared.running.lock().expect("not poisoned");
+            if shared.latest.receiver_count() == 0 {
+                *running = false;
+                return;
+            }
+        }
+        let asked_ms = wall_ms();
+        let tick = match app.client().list(true).await {
+            Ok(answer) => Tick::Seen(Arc::new(Sighting {
+                core: answer.core.core_id.clone(),
+                terminals: answer.value.terminals,
+                asked_ms,
+            })),
+            Err(e) => {
+                tracing::debug!(error = %e, "hc could not be listed this tick");
+                Tick::Failed
+            }
+        };
+        shared.latest.send_replace(tick);
+    }
+}
+
+/// Milliseconds since the Unix epoch now.
+pub(crate) fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
