@@ -56,13 +56,8 @@ pub enum ApproveError {
     #[error("{0}")]
     NotAccepted(String),
     /// Writing the new file failed; the old one is unchanged.
-    #[error("cannot {what} {path}: {source}; the config is unchanged", path = path.display())]
-    Write {
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Write(#[from] super::edit::WriteError),
 }
 
 /// What `allow` is asked to approve.

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::approve::ApproveError;
 use crate::config::{self, Config, ConfigError, RawConfig};
 
 /// A config opened for editing: its JSON document (checked to load and
@@ -49,9 +48,19 @@ pub(super) fn document(doc: &Value) -> String {
     text
 }
 
+/// Writing the new file failed; the old one is unchanged.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {what} {path}: {source}; the config is unchanged", path = path.display())]
+pub struct WriteError {
+    what: &'static str,
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
 /// Replaces the config at `path` with `doc` (see `config::replace`).
-pub(super) fn write_atomically(path: &Path, doc: &Value) -> Result<(), ApproveError> {
-    config::replace(path, &document(doc)).map_err(|(what, source)| ApproveError::Write {
+pub(super) fn write_atomically(path: &Path, doc: &Value) -> Result<(), WriteError> {
+    config::replace(path, &document(doc)).map_err(|(what, source)| WriteError {
         what,
         path: path.to_path_buf(),
         source,

@@ -19,7 +19,7 @@ use crate::support::{Sim, SimOptions, adapter_bin, in_process, python};
 
 /// The watcher's poll interval as `serve` runs it
 /// (`mcp::resources::watcher::POLL`): the spawned binary's.
-const POLL: Duration = Duration::from_millis(500);
+const POLL: Duration = Duration::from_millis(250);
 
 /// The clock the in-process adapters are handed: a tick of 25 ms, at most
 /// one notification a terminal every 100 ms (the rule is the same; only

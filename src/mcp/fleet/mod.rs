@@ -3,5 +3,6 @@
 //! at hc per tick that fleet waits and resource subscriptions follow.
 
 pub(crate) mod changes;
+mod leb128;
 pub(crate) mod since;
 pub(crate) mod ticker;

@@ -10,6 +10,7 @@
 //! 256 terminals far under the bound whatever their addresses; such a
 //! terminal, once gone, is named by its lifetime alone.
 
+use super::leb128::{Reader, put, unzigzag, zigzag};
 use crate::hc::wire::TerminalRecord;
 use crate::mcp::seal::SealKey;
 
@@ -249,62 +250,6 @@ fn decode(payload: &[u8]) -> Option<Since> {
         made_ms,
         entries,
     })
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Option<u8> {
-        let (&first, rest) = self.0.split_first()?;
-        self.0 = rest;
-        Some(first)
-    }
-
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-
-    /// An LEB128 integer of at most 64 bits.
-    fn int(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.byte()?;
-            let bits = u64::from(byte & 0x7f);
-            if shift == 63 && bits > 1 {
-                return None;
-            }
-            value |= bits << shift;
-            if byte & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
-}
-
-fn put(out: &mut Vec<u8>, mut value: u64) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-fn zigzag(value: i64) -> u64 {
-    ((value << 1) ^ (value >> 63)) as u64
-}
-
-fn unzigzag(value: u64) -> i64 {
-    ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
 #[cfg(test)]
