@@ -14,6 +14,7 @@
 //! `tools_list_is_pinned` stays here: its snapshot is named after this module.
 
 mod confirmed_sends;
+mod fleet_python;
 mod fleet_waits;
 mod held_sends;
 mod json_rpc;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::since::{Entry, Key, Scope, Seen, Since};
+use super::since::{AddressKey, Entry, Scope, Seen, Since};
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::seal::SealKey;
 
@@ -53,7 +53,7 @@ pub(crate) struct Change {
     /// but a status outside `until`).
     pub wanted: bool,
     #[serde(skip)]
-    key: Key,
+    key: AddressKey,
     #[serde(skip)]
     after: Option<Seen>,
 }
@@ -75,10 +75,10 @@ pub(crate) fn since_of(
     made_ms: u64,
     key: &SealKey,
 ) -> Since {
-    let mut entries: BTreeMap<Key, Option<Seen>> = BTreeMap::new();
+    let mut entries: BTreeMap<AddressKey, Option<Seen>> = BTreeMap::new();
     for record in look.terminals.iter().filter(|r| (look.in_scope)(r)) {
         entries
-            .entry(Key::of(&record.address, key))
+            .entry(AddressKey::of(&record.address, key))
             .or_insert(Some(Seen::of(record)));
     }
     Since {
@@ -100,13 +100,13 @@ pub(crate) fn named_since(
     made_ms: u64,
     key: &SealKey,
 ) -> Since {
-    let mut entries: BTreeMap<Key, Option<Seen>> = BTreeMap::new();
+    let mut entries: BTreeMap<AddressKey, Option<Seen>> = BTreeMap::new();
     for address in addresses {
         let seen = terminals
             .iter()
             .find(|r| r.address == *address)
             .map(Seen::of);
-        entries.insert(Key::of(address, key), seen);
+        entries.insert(AddressKey::of(address, key), seen);
     }
     Since {
         core_id: core_id.to_owned(),
@@ -127,13 +127,13 @@ pub(crate) fn compare(
     key: &SealKey,
     wanted_status: &dyn Fn(TerminalStatus) -> bool,
 ) -> Vec<Change> {
-    let mut listed: BTreeMap<Key, &TerminalRecord> = BTreeMap::new();
+    let mut listed: BTreeMap<AddressKey, &TerminalRecord> = BTreeMap::new();
     for record in look.terminals {
         listed
-            .entry(Key::of(&record.address, key))
+            .entry(AddressKey::of(&record.address, key))
             .or_insert(record);
     }
-    let in_scope = |key: &Key, record: &TerminalRecord| match since.scope {
+    let in_scope = |key: &AddressKey, record: &TerminalRecord| match since.scope {
         Scope::Named => since.entry(key).is_some(),
         Scope::Approved | Scope::All => (look.in_scope)(record),
     };
@@ -194,7 +194,7 @@ pub(crate) fn compare(
 /// `since` with `reported` applied: what the answer that reports them has
 /// shown, made at `made_ms` (never earlier than it was).
 pub(crate) fn advance(since: &Since, reported: &[Change], made_ms: u64) -> Since {
-    let mut entries: BTreeMap<Key, Option<Seen>> = since
+    let mut entries: BTreeMap<AddressKey, Option<Seen>> = since
         .entries
         .iter()
         .map(|e| (e.key.clone(), e.seen))

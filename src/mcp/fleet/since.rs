@@ -62,26 +62,26 @@ impl Scope {
 
 /// How an entry names its terminal's address.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Key {
+pub(crate) enum AddressKey {
     Address(String),
     Digest([u8; 8]),
 }
 
-impl Key {
+impl AddressKey {
     /// The address itself when short, else its digest under `key`.
-    pub(crate) fn of(address: &str, key: &SealKey) -> Key {
+    pub(crate) fn of(address: &str, key: &SealKey) -> AddressKey {
         if address.len() <= FULL_ADDRESS_BYTES {
-            Key::Address(address.to_owned())
+            AddressKey::Address(address.to_owned())
         } else {
-            Key::Digest(key.digest("since address", address.as_bytes()))
+            AddressKey::Digest(key.digest("since address", address.as_bytes()))
         }
     }
 
     /// The address, when held as itself.
     pub(crate) fn address(&self) -> Option<&str> {
         match self {
-            Key::Address(a) => Some(a),
-            Key::Digest(_) => None,
+            AddressKey::Address(a) => Some(a),
+            AddressKey::Digest(_) => None,
         }
     }
 }
@@ -108,7 +108,7 @@ impl Seen {
 /// [`Scope::Named`] since).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
-    pub key: Key,
+    pub key: AddressKey,
     pub seen: Option<Seen>,
 }
 
@@ -150,7 +150,7 @@ impl Since {
         put(&mut out, self.entries.len() as u64);
         for entry in &self.entries {
             let mut flags = 0;
-            if matches!(entry.key, Key::Digest(_)) {
+            if matches!(entry.key, AddressKey::Digest(_)) {
                 flags |= HASHED;
             }
             if let Some(seen) = entry.seen {
@@ -161,11 +161,11 @@ impl Since {
             }
             out.push(flags);
             match &entry.key {
-                Key::Address(a) => {
+                AddressKey::Address(a) => {
                     put(&mut out, a.len() as u64);
                     out.extend_from_slice(a.as_bytes());
                 }
-                Key::Digest(d) => out.extend_from_slice(d),
+                AddressKey::Digest(d) => out.extend_from_slice(d),
             }
             if let Some(seen) = entry.seen {
                 put(&mut out, zigzag(seen.created_ms));
@@ -196,7 +196,7 @@ impl Since {
     }
 
     /// What it holds for `key`.
-    pub(crate) fn entry(&self, key: &Key) -> Option<&Entry> {
+    pub(crate) fn entry(&self, key: &AddressKey) -> Option<&Entry> {
         self.entries
             .binary_search_by(|e| e.key.cmp(key))
             .ok()
@@ -225,10 +225,10 @@ fn decode(payload: &[u8]) -> Option<Since> {
             return None;
         }
         let key = if flags & HASHED != 0 {
-            Key::Digest(r.bytes(8)?.try_into().ok()?)
+            AddressKey::Digest(r.bytes(8)?.try_into().ok()?)
         } else {
             let len = usize::try_from(r.int()?).ok()?;
-            Key::Address(String::from_utf8(r.bytes(len)?.to_vec()).ok()?)
+            AddressKey::Address(String::from_utf8(r.bytes(len)?.to_vec()).ok()?)
         };
         let seen = if flags & PRESENT != 0 {
             Some(Seen {
@@ -267,7 +267,7 @@ mod tests {
 
     fn entry(address: &str, created_ms: i64, status_seq: u64, key: &SealKey) -> Entry {
         Entry {
-            key: Key::of(address, key),
+            key: AddressKey::of(address, key),
             seen: Some(Seen {
                 created_ms,
                 status_seq,
@@ -283,7 +283,7 @@ mod tests {
             entry("t1", 1_780_000_000_000, 7, &key),
             entry(&"long/".repeat(20), -5, u64::MAX, &key),
             Entry {
-                key: Key::of("t9", &key),
+                key: AddressKey::of("t9", &key),
                 seen: None,
             },
         ];

@@ -319,7 +319,10 @@ async fn answer(
         .iter()
         .filter(|r| match scope {
             Scope::Named => base
-                .entry(&crate::mcp::fleet::since::Key::of(&r.address, tools.seal()))
+                .entry(&crate::mcp::fleet::since::AddressKey::of(
+                    &r.address,
+                    tools.seal(),
+                ))
                 .is_some(),
             _ => in_scope(tools, scope, &sighting, r),
         })
