@@ -45,7 +45,7 @@ mod serve;
 mod transport;
 
 // The binary.
-pub use cli::{Cli, command as cli_definition, meant as meant_command, run as run_command};
+pub use cli::{Cli, command as cli_definition, run as run_command, usage_error};
 pub use logging::{flush as flush_logs, init as init_logging};
 
 // The core client, and the contract as types (the contract tests read every

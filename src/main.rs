@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 use clap::error::ErrorKind;
 use herdr_core_mcp::printable;
-use herdr_core_mcp::{Cli, cli_definition, meant_command, run_command};
+use herdr_core_mcp::{Cli, cli_definition, run_command, usage_error};
 
 fn main() -> ExitCode {
     let parsed = cli_definition()
@@ -30,21 +30,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            let said = usage_error(&e.render().to_string());
-            // `serve --http`, `serve --port 8765`, ...: serve takes only
-            // --config; everything else is in the config file.
-            let serving = std::env::args().nth(1).as_deref() == Some("serve");
-            let first = std::env::args().nth(1).unwrap_or_default();
-            let hint = if serving && e.kind() == ErrorKind::UnknownArgument {
-                "; serve takes only --config: the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port".to_owned()
-            } else if let Some(meant) =
-                meant_command(&first).filter(|_| e.kind() == ErrorKind::InvalidSubcommand)
-            {
-                format!("; the command for that is `herdr-core-mcp {meant}`")
-            } else {
-                String::new()
-            };
-            return fail(&format!("{said}{hint}; see herdr-core-mcp --help"), 2);
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            return fail(
+                &format!("{}; see herdr-core-mcp --help", usage_error(&e, &args)),
+                2,
+            );
         }
     };
     herdr_core_mcp::init_logging();
@@ -71,19 +61,6 @@ fn main() -> ExitCode {
 fn fail(message: &str, code: u8) -> ExitCode {
     eprintln!("herdr-core-mcp: {}", printable(message));
     ExitCode::from(code)
-}
-
-/// clap's error as one line: its text up to the usage, lines joined, so
-/// what is missing or wrong stays named ("... not provided: <ADDRESS>").
-fn usage_error(rendered: &str) -> String {
-    let said: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .take_while(|line| !line.starts_with("Usage:"))
-        .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
-        .collect();
-    let line = said.join(" ");
-    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
 }
 
 /// A small fixed pool: the adapter is I/O-bound and should stay tiny.

@@ -7,8 +7,10 @@
 mod error;
 mod manual;
 mod run;
+mod usage;
 
 pub use run::run;
+pub use usage::usage_error;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -51,7 +53,7 @@ const MEANT: [(&str, &str); 5] = [
 ];
 
 /// The subcommand meant by `word`, when it is another name for one.
-pub fn meant(word: &str) -> Option<&'static str> {
+fn meant(word: &str) -> Option<&'static str> {
     MEANT
         .iter()
         .find_map(|(said, meant)| (*said == word).then_some(*meant))

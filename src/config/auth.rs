@@ -13,7 +13,11 @@ use super::error::{Invalid, invalid};
 
 /// `http.auth` as the file spells it.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "the HTTP authentication settings: an object with \"mode\""
+)]
 pub struct RawAuth {
     /// `mode`: `token` (static bearer tokens) or `oauth`.
     pub mode: RawAuthMode,
@@ -55,7 +59,11 @@ pub enum RawAuthMode {
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "the OAuth scopes: an object with \"read\" and \"send\""
+)]
 pub struct RawScopes {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<String>,
@@ -64,7 +72,11 @@ pub struct RawScopes {
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "the introspection settings: an object"
+)]
 pub struct RawIntrospection {
     pub endpoint: String,
     pub client_id_env: String,

@@ -32,7 +32,10 @@ pub(super) const DEFAULT_SEND_TIMEOUT_MS: u64 = 90_000;
 /// One hc version the operator accepted (`inspect-core --check-contract
 /// --accept` writes it).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an accepted version: an object with \"version\", \"document_sha256\" and \"checked_ms\" (what `inspect-core --check-contract --accept` writes)"
+)]
 pub struct RawHcVersion {
     /// `version`: hc's version as its hello reports it.
     pub version: String,
@@ -45,7 +48,10 @@ pub struct RawHcVersion {
 
 /// One approved terminal lifetime as the file spells it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an approved lifetime: an object with \"address\" and \"created_ms\" (what `allow` writes)"
+)]
 pub struct RawLifetime {
     /// `address`: the terminal's address.
     pub address: String,
@@ -142,7 +148,11 @@ pub struct RawConfig {
 
 /// `http` as the file spells it.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "the HTTP settings: an object such as {\"port\": 8765}"
+)]
 pub struct RawHttp {
     /// `port`: the loopback port (default 8765).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,8 +266,18 @@ impl RawConfig {
 
 /// What a repeated key's refusal says: the key where it is, and both lines.
 fn repeated(text: &str, repeat: &Repeat) -> String {
+    let key = key_words(repeat.path.iter().chain([&repeat.key]));
+    format!(
+        "`{key}` is given twice (lines {} and {}): keep one of them (a repeated key would otherwise silently take its last value)",
+        json_keys::line_of(text, repeat.offsets.0),
+        json_keys::line_of(text, repeat.offsets.1)
+    )
+}
+
+/// A key as the config spells it: `sendAllowlist[0].created_ms`.
+fn key_words<'a>(parts: impl IntoIterator<Item = &'a String>) -> String {
     let mut key = String::new();
-    for part in repeat.path.iter().chain([&repeat.key]) {
+    for part in parts {
         if part.bytes().all(|b| b.is_ascii_digit()) && !key.is_empty() {
             key.push_str(&format!("[{part}]"));
         } else {
@@ -267,15 +287,11 @@ fn repeated(text: &str, repeat: &Repeat) -> String {
             key.push_str(part);
         }
     }
-    format!(
-        "`{key}` is given twice (lines {} and {}): keep one of them (a repeated key would otherwise silently take its last value)",
-        json_keys::line_of(text, repeat.offsets.0),
-        json_keys::line_of(text, repeat.offsets.1)
-    )
+    key
 }
 
 fn figment_detail(error: figment::Error) -> String {
-    let key = error.path.join(".");
+    let key = key_words(&error.path);
     let kind = match &error.kind {
         // figment's own wording nests quotes inside quotes; say it plainly.
         figment::error::Kind::UnknownField(field, known) => {

@@ -185,3 +185,30 @@ fn hints_name_the_config_unless_it_is_the_default() {
     let config = parse(r#"{"socketPath": "/run/hc.sock"}"#).unwrap();
     assert_eq!(config.operator_flag(), " --config /test/config.json");
 }
+
+#[test]
+fn a_hand_edited_allowlist_is_named_in_the_configs_words() {
+    let cases = [
+        (
+            r#"{"socketPath": "/a", "sendAllowlist": ["t1"]}"#,
+            "`sendAllowlist[0]`: invalid type: found string \"t1\", expected an approved lifetime: an object with \"address\" and \"created_ms\"",
+        ),
+        (
+            r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "created_ms": 1}, {"address": "t2"}]}"#,
+            "`sendAllowlist[1]`: missing field `created_ms`",
+        ),
+        (
+            r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "createdMs": 1}]}"#,
+            "unknown key \"createdMs\" in \"sendAllowlist[0]\" (a misspelling?); the keys here are: address, created_ms",
+        ),
+        (
+            r#"{"socketPath": "/a", "http": 8765}"#,
+            "`http`: invalid type: found unsigned int `8765`, expected the HTTP settings: an object",
+        ),
+    ];
+    for (text, said) in cases {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(said), "{text}: {err}");
+        assert!(!err.contains("Raw"), "{text}: {err}");
+    }
+}

@@ -136,6 +136,7 @@ pub(crate) fn init(
         "wrote {shown} (mode 0600): socketPath {}\nnext:\n  herdr-core-mcp inspect-core{flag}       # the core and its terminals (check socketPath if it fails)\n  herdr-core-mcp allow{flag} ADDRESS      # approve a terminal; add --mode normal for follow-up prompts\n  herdr-core-mcp doctor{flag}             # every line ok\n",
         printable(&socket.display().to_string())
     );
+    out.push_str(&socket_note(&socket));
     let bin = std::env::current_exe()
         .ok()
         .map(|p| p.display().to_string())
@@ -152,6 +153,28 @@ pub(crate) fn init(
         ));
     }
     Ok(out)
+}
+
+/// What `init` says when nothing listens at the socket yet: the folder to
+/// create when it is missing too (hc makes both when it starts; the bundled
+/// simulator, or anything else put there by hand, needs the folder).
+fn socket_note(socket: &Path) -> String {
+    if std::fs::symlink_metadata(socket).is_ok() {
+        return String::new();
+    }
+    let shown = printable(&socket.display().to_string()).into_owned();
+    let simulator = format!("target/release/examples/hc-sim --socket {shown}");
+    match socket.parent().filter(|dir| !dir.exists()) {
+        Some(dir) => {
+            let dir = printable(&dir.display().to_string()).into_owned();
+            format!(
+                "note: nothing listens at {shown} yet, and its folder {dir} does not exist: start hc (it makes both), or to try the bundled simulator there, create the folder first:\n  mkdir -m 700 {dir}\n  {simulator} &\n"
+            )
+        }
+        None => format!(
+            "note: nothing listens at {shown} yet: start hc, or to try the bundled simulator there:\n  {simulator} &\n"
+        ),
+    }
 }
 
 /// A config in a folder that someone else owns or may write would be

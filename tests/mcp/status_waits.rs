@@ -300,3 +300,38 @@ async fn without_targets_the_first_approved_terminal_to_change_ends_the_wait() {
     assert!(refused.contains("targets"), "{refused}");
     assert!(refused.contains("no approved terminal"), "{refused}");
 }
+
+#[tokio::test]
+async fn a_timeout_on_a_terminal_that_never_reported_a_status_says_so() {
+    let world = World::new(
+        SimOptions {
+            agents: 1,
+            shells: 1,
+            ..SimOptions::default()
+        },
+        json!({}),
+    )
+    .await;
+    wait_status(&world.hc, "t1", TerminalStatus::Idle).await;
+    // t2 is the shell: it never reports a status.
+    let out = wait(
+        &world,
+        json!({"targets": [{"address": "t2"}], "until": ["done"], "timeout_ms": 1000}),
+    )
+    .await;
+    assert_eq!(out["outcome"], "timeout", "{out}");
+    assert_eq!(out["targets"][0]["status"], "unknown", "{out}");
+    let note = out["note"].as_str().expect("a note on the timeout");
+    assert!(
+        note.starts_with("t2 has never reported a status (a shell, for instance)"),
+        "{note}"
+    );
+    // The agent, which does report, times out without one.
+    let out = wait(
+        &world,
+        json!({"targets": [{"address": "t1"}], "until": ["done"], "timeout_ms": 1000}),
+    )
+    .await;
+    assert_eq!(out["outcome"], "timeout", "{out}");
+    assert_eq!(out["note"], Value::Null, "{out}");
+}

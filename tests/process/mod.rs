@@ -6,6 +6,7 @@ mod argument_errors;
 mod config_files;
 mod config_safety;
 mod distribution;
+mod first_hour;
 mod lifecycle;
 mod log_bounds;
 mod restarts;

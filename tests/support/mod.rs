@@ -14,7 +14,6 @@ pub mod oauth;
 pub mod waits;
 pub mod world;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -144,15 +143,31 @@ pub fn merge(base: &mut Value, extra: Value) {
     }
 }
 
-static CONFIG_SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Writes `config` to a fresh 0600 file in `dir`.
+/// Writes `config` to a fresh 0600 file in `dir`, named by how many came
+/// before it there (`config-0.json`, `config-1.json`, ...): the same names
+/// whatever else runs in the process, so snapshots read alike under
+/// nextest (a process per test) and `cargo test` (one for all).
 pub fn write_config(dir: &Path, config: &Value) -> PathBuf {
-    let n = CONFIG_SEQ.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let path = dir.join(format!("config-{n}.json"));
-    std::fs::write(&path, serde_json::to_vec_pretty(config).unwrap()).expect("write config");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    path
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    for n in 0.. {
+        let path = dir.join(format!("config-{n}.json"));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path);
+        match file {
+            Ok(mut file) => {
+                file.write_all(&serde_json::to_vec_pretty(config).unwrap())
+                    .expect("write config");
+                return path;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => panic!("cannot write {}: {e}", path.display()),
+        }
+    }
+    unreachable!("some config-N.json is free")
 }
 
 /// How often [`eventually`] asks again.

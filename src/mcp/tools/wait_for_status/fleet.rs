@@ -347,6 +347,7 @@ async fn answer(
         changes,
         more,
         since,
+        note: None,
     };
     let text = output::render(&output);
     Ok(structured(&output, text, false))

@@ -90,6 +90,9 @@ pub(crate) struct WaitForStatusOutput {
     /// then reports every change after this answer. Null only when hc
     /// never answered.
     pub since: Option<String>,
+    /// On a timeout: why it may never end otherwise (a target that has
+    /// never reported a status); else null.
+    pub note: Option<String>,
 }
 
 impl WaitForStatusOutput {
@@ -128,8 +131,29 @@ impl WaitForStatusOutput {
             changes: Vec::new(),
             more: false,
             since: None,
+            note: (outcome == WaitOutcome::Timeout)
+                .then(|| never_reported(&watch.last))
+                .flatten(),
         }
     }
+}
+
+/// The note of a timeout on targets that have never reported a status: no
+/// `until` state can come until their program starts reporting.
+fn never_reported(last: &[Option<TerminalRecord>]) -> Option<String> {
+    let silent: Vec<String> = last
+        .iter()
+        .flatten()
+        .filter(|r| r.status == TerminalStatus::Unknown && !r.is_finished())
+        .map(|r| printable(&r.address).into_owned())
+        .collect();
+    (!silent.is_empty()).then(|| {
+        format!(
+            "{} {} never reported a status (a shell, for instance): a wait for a status ends only once its program reports one; check with list_sessions or read_output rather than waiting again",
+            silent.join(", "),
+            if silent.len() == 1 { "has" } else { "have" }
+        )
+    })
 }
 
 impl TargetState {
@@ -185,6 +209,9 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
     }
     if out.more {
         text.push_str("\n  more changes: call again with since");
+    }
+    if let Some(note) = &out.note {
+        text.push_str(&format!("\nnote: {note}"));
     }
     if let Some(since) = &out.since {
         text.push_str(&format!("\nsince: {since}"));
