@@ -5,7 +5,20 @@
 # sends a prompt, reads the reply, and sees an unapproved send refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "demo: building the adapter, the hc simulator and the demo client (release): the first build takes several minutes on 2 cores, its last step (linking) with little output" >&2
-cargo build --release --bin herdr-core-mcp --example hc-sim --example demo
-echo "demo: built; running the demo against the simulator" >&2
+say() { echo "demo: $*" >&2; }
+say "building the adapter, the hc simulator and the demo client (release, without LTO): the first build takes a few minutes on 2 cores"
+start=$SECONDS
+cargo build --release --bin herdr-core-mcp --example hc-sim --example demo &
+build=$!
+# cargo prints nothing while it links the last programs: say so, every 20 s.
+while sleep 20; kill -0 "$build" 2>/dev/null; do
+  say "still building after $((SECONDS - start)) s (compiling, or linking the programs, which prints nothing)"
+done &
+ticker=$!
+status=0
+wait "$build" || status=$?
+kill "$ticker" 2>/dev/null || true
+wait "$ticker" 2>/dev/null || true
+[[ $status -eq 0 ]] || { say "the build failed (exit $status)"; exit "$status"; }
+say "built in $((SECONDS - start)) s; running the demo against the simulator"
 exec target/release/examples/demo

@@ -2,6 +2,7 @@
 # Runs every test of the workspace: unit tests, the simulator's own tests and
 # the integration suite (real simulator processes, the real adapter binary,
 # real MCP clients, a real OAuth authorization server). Usage: scripts/test.sh [extra nextest/cargo test args]
+# README.md, "Tests", says what it needs and how long it takes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,20 @@ phase "3/4 building the adapter, the simulator and the examples (debug; the firs
 cargo build --workspace --bins --examples "${features[@]}"
 phase "4/4 running the tests"
 
-if cargo nextest --version >/dev/null 2>&1; then
+# cargo-nextest runs each test in a process of its own (faster here, and a
+# hung test is named). The suite passes under plain `cargo test` too:
+# HERDR_TEST_RUNNER=cargo picks it, and it is the fallback when nextest
+# cannot be installed.
+NEXTEST_VERSION=0.9.143
+runner="${HERDR_TEST_RUNNER:-nextest}"
+if [[ $runner == nextest ]] && ! cargo nextest --version >/dev/null 2>&1; then
+    phase "cargo-nextest is not installed: installing it (cargo install --locked cargo-nextest@$NEXTEST_VERSION, once; a few minutes on 2 cores)"
+    if ! cargo install --locked --quiet "cargo-nextest@$NEXTEST_VERSION"; then
+        phase "could not install cargo-nextest: running the tests with plain cargo test"
+        runner=cargo
+    fi
+fi
+if [[ $runner == nextest ]]; then
     cargo nextest run --workspace --no-fail-fast "${features[@]}" "$@"
 else
     cargo test --workspace --no-fail-fast "${features[@]}" "$@"
