@@ -48,6 +48,9 @@
 # page (groff -ww, mandoc -T lint) and the systemd units (systemd-analyze
 # --user verify). Some page must install each of them.
 #
+# WALKTHROUGH_BIN=FILE runs the blocks with another build of the binary
+# (below, where the blocks are extracted).
+#
 # WALKTHROUGH_KEEP=1 keeps the scratch directory (each page's home, output
 # and the logs of its simulator and stand-in serve) and names it at the end.
 set -euo pipefail
@@ -117,6 +120,24 @@ extract() {
 }
 
 blocks="$(extract)"
+
+# WALKTHROUGH_BIN=FILE (scripts/dist-check.sh: the binary unpacked from the
+# release archive) runs every block with FILE wherever a page names
+# target/release/herdr-core-mcp, and puts FILE's folder on PATH before
+# target/release: the commands as written, with the binary people download.
+with_bin() { # with_bin SCRIPT: the substitution, in place
+  [[ -n ${WALKTHROUGH_BIN:-} ]] || return 0
+  sed -i -e "s|\$PWD/target/release/herdr-core-mcp|$WALKTHROUGH_BIN|g" \
+    -e "s|target/release/herdr-core-mcp|$WALKTHROUGH_BIN|g" "$1"
+}
+bin_dir=""
+if [[ -n ${WALKTHROUGH_BIN:-} ]]; then
+  [[ -x $WALKTHROUGH_BIN && $WALKTHROUGH_BIN == /* ]] ||
+    { say "WALKTHROUGH_BIN must be an absolute path to an executable"; exit 1; }
+  bin_dir="$(dirname "$WALKTHROUGH_BIN"):"
+  say "running every block with $WALKTHROUGH_BIN ($("$WALKTHROUGH_BIN" --version | head -n 1))"
+  for script in "$work"/run.*.sh; do with_bin "$script"; done
+fi
 unmarked="$(awk '$1 == "unmarked" { print "  " $2 ":" $3 }' <<<"$blocks")"
 if [[ -n $unmarked ]]; then
   say "FAIL shell blocks neither run here nor marked \"*Needs ...\":"
@@ -155,7 +176,7 @@ new_world() {
     HOME="$home" XDG_RUNTIME_DIR="$runtime"
     CARGO_HOME="$cargo_home" RUSTUP_HOME="$rustup_home" npm_config_cache="$npm_cache"
     "${npm_settings[@]}"
-    PATH="$home/.local/bin:$PWD/target/release:$PATH")
+    PATH="$home/.local/bin:$bin_dir$PWD/target/release:$PATH")
 }
 
 # The simulator at hc's default socket, in place of the operator's hc.
@@ -231,6 +252,11 @@ file=README.md
 new_world
 awk '/<!-- walkthrough:begin -->/{on=1; next} /<!-- walkthrough:end -->/{on=0} on' README.md |
   sed -e '/^```/d' >"$work/walkthrough.sh"
+with_bin "$work/walkthrough.sh"
+if [[ -n ${WALKTHROUGH_BIN:-} ]] && ! grep -qF "$WALKTHROUGH_BIN" "$work/walkthrough.sh"; then
+  say "FAIL the README walkthrough names no target/release/herdr-core-mcp to run as $WALKTHROUGH_BIN"
+  exit 1
+fi
 say "running the README walkthrough (the first release build takes a few minutes)"
 log="$dir/walkthrough.out"
 if ! run_script "$work/walkthrough.sh" "$log"; then

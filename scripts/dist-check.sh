@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Checks what scripts/dist.sh left in target/dist/, as someone who
+# downloads it would, then runs the README's and the docs' walkthrough with
+# the unpacked x86_64 binary:
+#
+# - SHA256SUMS matches every archive and bundle;
+# - each archive unpacks, in a clean folder, into one folder holding the
+#   binary, LICENSE, README.md, the man page and three completions; `file`
+#   shows both binaries static, for their architecture, and `ldd` has no
+#   library for the x86_64 one (the aarch64 one cannot run here);
+# - each bundle unpacks (the MCP Bundle CLI), its manifest validates and
+#   holds its platform's binary; the x86_64 bundle's command, filled in as a
+#   host fills it, is run once against the simulator by the official Python
+#   SDK (packaging/mcpb/run_bundle.py): it lists the tools and prompts the
+#   manifest names and the simulator's terminals;
+# - target/dist/server.json is valid against the MCP registry's schema,
+#   names the bundles' digests, and is the repository's server.json but
+#   for them.
+#
+# Needs what scripts/test.sh installs (.interop/venv, the registry schema)
+# and the simulator built (target/release/examples/hc-sim).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+DIST="$ROOT/target/dist"
+NAME=herdr-core-mcp
+VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+PY="$ROOT/.interop/venv/bin/python"
+SIM="$ROOT/target/release/examples/hc-sim"
+mcpb="$ROOT/packaging/mcpb/cli/node_modules/.bin/mcpb"
+
+say() { echo "dist-check: $*" >&2; }
+die() { say "FAIL $*"; exit 1; }
+pass() { say "PASS $*"; }
+
+[[ -f $DIST/SHA256SUMS ]] || die "no target/dist/SHA256SUMS: run scripts/dist.sh first"
+[[ -x $PY ]] || die "no .interop/venv: run scripts/test.sh (or scripts/oauth-deps.sh) first"
+[[ -x $SIM ]] || cargo build --release --quiet --example hc-sim
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/dist-check.XXXXXX")"
+sim_pid=""
+cleanup() {
+  [[ -n $sim_pid ]] && kill "$sim_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+(cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || die "SHA256SUMS does not match target/dist"
+[[ $(wc -l <"$DIST/SHA256SUMS") -eq 4 ]] || die "SHA256SUMS should name two archives and two bundles"
+pass "SHA256SUMS matches the two archives and the two bundles"
+
+# --- the archives ---------------------------------------------------------
+
+for pair in x86_64-unknown-linux-musl:x86-64 aarch64-unknown-linux-musl:"ARM aarch64"; do
+  target="${pair%%:*}" arch="${pair#*:}"
+  dir="$NAME-v$VERSION-$target"
+  mkdir "$work/$target"
+  tar -C "$work/$target" -xzf "$DIST/$dir.tar.gz"
+  [[ $(ls "$work/$target") == "$dir" ]] || die "$dir.tar.gz does not unpack into one folder $dir"
+  got="$(cd "$work/$target/$dir" && find . -type f | LC_ALL=C sort | tr '\n' ' ')"
+  want="./LICENSE ./README.md ./completions/_$NAME ./completions/$NAME.bash ./completions/$NAME.fish ./$NAME ./$NAME.1 "
+  [[ $got == "$want" ]] || die "$dir.tar.gz holds: $got (expected: $want)"
+  described="$(file -b "$work/$target/$dir/$NAME")"
+  [[ $described == *"$arch"* ]] || die "$target binary is not $arch: $described"
+  [[ $described == *"statically linked"* || $described == *"static-pie linked"* ]] ||
+    die "$target binary is not static: $described"
+  pass "$dir.tar.gz: binary, LICENSE, README, man page, completions; $described"
+done
+bin="$work/x86_64-unknown-linux-musl/$NAME-v$VERSION-x86_64-unknown-linux-musl/$NAME"
+if ldd "$bin" >"$work/ldd.out" 2>&1; then
+  grep -q "statically linked" "$work/ldd.out" || die "ldd lists libraries: $(cat "$work/ldd.out")"
+fi
+pass "ldd: $(tr -s ' \t\n' ' ' <"$work/ldd.out")"
+"$bin" --version | grep -q "^$NAME $VERSION" || die "the unpacked binary does not say it is $VERSION"
+pass "the unpacked x86_64 binary runs: $("$bin" --version | head -n 1)"
+
+# --- the bundles ----------------------------------------------------------
+
+for pair in linux-x64:x86-64 linux-arm64:"ARM aarch64"; do
+  platform="${pair%%:*}" arch="${pair#*:}"
+  bundle="$DIST/$NAME-$VERSION-$platform.mcpb"
+  "$mcpb" unpack "$bundle" "$work/bundle-$platform" >/dev/null || die "cannot unpack $bundle"
+  "$mcpb" validate "$work/bundle-$platform/manifest.json" >/dev/null ||
+    die "the manifest in $bundle does not validate"
+  cmp -s "$work/bundle-$platform/manifest.json" packaging/mcpb/manifest.json ||
+    die "the manifest in $bundle is not packaging/mcpb/manifest.json"
+  [[ -x $work/bundle-$platform/server/$NAME ]] || die "$bundle has no executable server/$NAME"
+  described="$(file -b "$work/bundle-$platform/server/$NAME")"
+  [[ $described == *"$arch"* ]] || die "the binary in $bundle is not $arch: $described"
+  pass "$(basename "$bundle"): manifest valid, $arch binary inside"
+done
+
+# The x64 bundle's command, once, against the simulator, as a host runs it.
+mkdir -m 700 "$work/run"
+"$SIM" --socket "$work/run/hc.sock" --agents 1 --shells 1 >"$work/sim.log" 2>&1 &
+sim_pid=$!
+for ((i = 0; i < 100; i++)); do [[ -S $work/run/hc.sock ]] && break; sleep 0.1; done
+[[ -S $work/run/hc.sock ]] || die "the simulator did not start: $(cat "$work/sim.log")"
+"$bin" init --socket "$work/run/hc.sock" --config "$work/config.json" >/dev/null
+"$PY" packaging/mcpb/run_bundle.py "$work/bundle-linux-x64" "$work/config.json" >"$work/bundle.json" ||
+  die "the bundle's command did not run"
+"$PY" - "$work/bundle.json" packaging/mcpb/manifest.json "$work/bundle-linux-x64" <<'PY' || die "the bundle's run"
+import json, sys
+ran = json.load(open(sys.argv[1]))
+manifest = json.load(open(sys.argv[2]))
+want_command = [f"{sys.argv[3]}/server/herdr-core-mcp", "serve", "--config"]
+assert ran["command"][:3] == want_command, ran["command"]
+assert ran["tools"] == [t["name"] for t in manifest["tools"]], ran["tools"]
+assert ran["prompts"] == [p["name"] for p in manifest["prompts"]], ran["prompts"]
+sessions = [s["address"] for s in ran["sessions"]["sessions"]]
+assert sessions == ["t1", "t2"], sessions
+PY
+pass "the x64 bundle's command ran once: tools and prompts as its manifest says, terminals t1 and t2"
+
+# --- server.json ----------------------------------------------------------
+
+"$PY" - "$DIST/server.json" server.json .interop/registry-schema/2025-12-11/server.schema.json "$DIST" <<'PY' || die "target/dist/server.json"
+import hashlib, json, pathlib, sys
+import jsonschema
+built, committed, schema = (json.load(open(p)) for p in sys.argv[1:4])
+dist = pathlib.Path(sys.argv[4])
+jsonschema.validate(built, schema)
+bundles = [p for p in built["packages"] if p["registryType"] == "mcpb"]
+assert len(bundles) == 2, bundles
+for p in bundles:
+    name = p["identifier"].rsplit("/", 1)[1]
+    assert p["fileSha256"] == hashlib.sha256((dist / name).read_bytes()).hexdigest(), name
+for p in built["packages"] + committed["packages"]:
+    p.pop("fileSha256", None)
+assert built == committed, "target/dist/server.json differs from server.json beyond the digests"
+PY
+pass "target/dist/server.json is valid for the registry and names both bundles' SHA-256"
+
+# --- the walkthrough with the unpacked binary -------------------------------
+
+say "running scripts/walkthrough.sh with the unpacked x86_64 binary"
+WALKTHROUGH_BIN="$bin" scripts/walkthrough.sh
