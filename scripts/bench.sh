@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The performance table, measured in one run against the bundled
 # hc simulator: builds the adapter, the simulator and the load generator in
-# release mode, prints the machine, then runs `loadgen bench` (latency,
+# the `dist` profile (what the release archives ship: thin LTO), prints the
+# machine, then runs `loadgen bench` (latency,
 # throughput, OAuth against token mode, memory, start-up, byte caps;
 # PASS/MISS per target), and last the adapter against the floor of its
 # stack (examples/floor, a minimal rmcp server on the same crates, and the
@@ -41,7 +42,7 @@ if command -v perf >/dev/null; then
 fi
 scripts/oauth-deps.sh ||
     echo "bench: scripts/oauth-deps.sh failed: the OAuth rows cannot run (--oauth-pairs 0 skips them)" >&2
-cargo build --release --quiet --bin herdr-core-mcp --example hc-sim --example floor --example loadgen
+cargo build --profile dist --quiet --bin herdr-core-mcp --example hc-sim --example floor --example loadgen
 
 echo "## machine"
 echo
@@ -54,5 +55,5 @@ echo "\$ date -u"; date -u
 echo '```'
 echo
 status=0
-target/release/examples/loadgen bench "$@" || status=$?
+target/dist/examples/loadgen bench "$@" || status=$?
 exit "$status"

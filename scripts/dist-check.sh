@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks what scripts/dist.sh left in target/dist/, as someone who
+# Checks what scripts/dist.sh left in target/artifacts/, as someone who
 # downloads it would, then runs the README's and the docs' walkthrough with
 # the unpacked x86_64 binary:
 #
@@ -13,7 +13,7 @@
 #   host fills it, is run once against the simulator by the official Python
 #   SDK (packaging/mcpb/run_bundle.py): it lists the tools and prompts the
 #   manifest names and the simulator's terminals;
-# - target/dist/server.json is valid against the MCP registry's schema,
+# - target/artifacts/server.json is valid against the MCP registry's schema,
 #   names the bundles' digests, and is the repository's server.json but
 #   for them.
 #
@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-DIST="$ROOT/target/dist"
+DIST="$ROOT/target/artifacts"
 NAME=herdr-core-mcp
 VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 PY="$ROOT/.interop/venv/bin/python"
@@ -33,7 +33,7 @@ say() { echo "dist-check: $*" >&2; }
 die() { say "FAIL $*"; exit 1; }
 pass() { say "PASS $*"; }
 
-[[ -f $DIST/SHA256SUMS ]] || die "no target/dist/SHA256SUMS: run scripts/dist.sh first"
+[[ -f $DIST/SHA256SUMS ]] || die "no target/artifacts/SHA256SUMS: run scripts/dist.sh first"
 [[ -x $PY ]] || die "no .interop/venv: run scripts/test.sh (or scripts/oauth-deps.sh) first"
 [[ -x $SIM ]] || cargo build --release --quiet --example hc-sim
 
@@ -45,7 +45,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || die "SHA256SUMS does not match target/dist"
+(cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || die "SHA256SUMS does not match target/artifacts"
 [[ $(wc -l <"$DIST/SHA256SUMS") -eq 4 ]] || die "SHA256SUMS should name two archives and two bundles"
 pass "SHA256SUMS matches the two archives and the two bundles"
 
@@ -114,7 +114,7 @@ pass "the x64 bundle's command ran once: tools and prompts as its manifest says,
 
 # --- server.json ----------------------------------------------------------
 
-"$PY" - "$DIST/server.json" server.json .interop/registry-schema/2025-12-11/server.schema.json "$DIST" <<'PY' || die "target/dist/server.json"
+"$PY" - "$DIST/server.json" server.json .interop/registry-schema/2025-12-11/server.schema.json "$DIST" <<'PY' || die "target/artifacts/server.json"
 import hashlib, json, pathlib, sys
 import jsonschema
 built, committed, schema = (json.load(open(p)) for p in sys.argv[1:4])
@@ -127,9 +127,9 @@ for p in bundles:
     assert p["fileSha256"] == hashlib.sha256((dist / name).read_bytes()).hexdigest(), name
 for p in built["packages"] + committed["packages"]:
     p.pop("fileSha256", None)
-assert built == committed, "target/dist/server.json differs from server.json beyond the digests"
+assert built == committed, "target/artifacts/server.json differs from server.json beyond the digests"
 PY
-pass "target/dist/server.json is valid for the registry and names both bundles' SHA-256"
+pass "target/artifacts/server.json is valid for the registry and names both bundles' SHA-256"
 
 # --- the walkthrough with the unpacked binary -------------------------------
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds what a release ships, into target/dist/:
+# Builds what a release ships, into target/artifacts/:
 #
 # - herdr-core-mcp-vVERSION-TARGET.tar.gz for x86_64 and aarch64 Linux
 #   (static, musl): the binary, LICENSE, README.md, the man page and the
@@ -25,7 +25,7 @@ ZIGBUILD_VERSION=0.24.1
 ZIGLANG_VERSION=0.14.1
 TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 TOOLS="$ROOT/target/dist-tools"
-OUT="$ROOT/target/dist"
+OUT="$ROOT/target/artifacts"
 NAME=herdr-core-mcp
 VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 
@@ -89,7 +89,7 @@ for target in "${TARGETS[@]}"; do
   "$host_bin" completions zsh >"$stage/completions/_$NAME"
   "$host_bin" completions fish >"$stage/completions/$NAME.fish"
   pack_tar "$dir"
-  say "wrote target/dist/$dir.tar.gz"
+  say "wrote target/artifacts/$dir.tar.gz"
 done
 
 # --- the bundles ------------------------------------------------------------
@@ -107,13 +107,13 @@ for pair in x86_64-unknown-linux-musl:linux-x64 aarch64-unknown-linux-musl:linux
   find "$stage" -exec touch -h -d "@$epoch" {} +
   "$mcpb" pack "$stage" "$OUT/$NAME-$VERSION-$platform.mcpb" >"$OUT/stage/pack-$platform.log" 2>&1 ||
     { cat "$OUT/stage/pack-$platform.log" >&2; die "mcpb pack failed for $platform"; }
-  say "wrote target/dist/$NAME-$VERSION-$platform.mcpb"
+  say "wrote target/artifacts/$NAME-$VERSION-$platform.mcpb"
 done
 
 # --- checksums and the server.json to publish -------------------------------
 
 (cd "$OUT" && sha256sum -- *.tar.gz *.mcpb >SHA256SUMS)
-python3 - "$OUT" "$VERSION" <<'PY' || die "cannot write target/dist/server.json"
+python3 - "$OUT" "$VERSION" <<'PY' || die "cannot write target/artifacts/server.json"
 import hashlib, json, pathlib, sys
 out, version = pathlib.Path(sys.argv[1]), sys.argv[2]
 server = json.loads(pathlib.Path("server.json").read_text())
@@ -128,5 +128,5 @@ for package in server["packages"]:
 (out / "server.json").write_text(json.dumps(server, indent=2) + "\n")
 PY
 rm -rf "$OUT/stage"
-say "wrote target/dist/SHA256SUMS and target/dist/server.json"
+say "wrote target/artifacts/SHA256SUMS and target/artifacts/server.json"
 (cd "$OUT" && ls -l --time-style=+ -- *.tar.gz *.mcpb | awk '{print "dist:   " $5 "  " $NF}' >&2)

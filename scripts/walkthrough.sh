@@ -48,9 +48,7 @@
 # page (groff -ww, mandoc -T lint) and the systemd units (systemd-analyze
 # --user verify). Some page must install each of them.
 #
-# WALKTHROUGH_BIN=FILE runs the blocks with another build of the binary
-# (below, where the blocks are extracted).
-#
+# WALKTHROUGH_BIN=FILE runs the blocks with another build (see with_bin).
 # WALKTHROUGH_KEEP=1 keeps the scratch directory (each page's home, output
 # and the logs of its simulator and stand-in serve) and names it at the end.
 set -euo pipefail
@@ -121,10 +119,9 @@ extract() {
 
 blocks="$(extract)"
 
-# WALKTHROUGH_BIN=FILE (scripts/dist-check.sh: the binary unpacked from the
-# release archive) runs every block with FILE wherever a page names
-# target/release/herdr-core-mcp, and puts FILE's folder on PATH before
-# target/release: the commands as written, with the binary people download.
+# WALKTHROUGH_BIN=FILE (dist-check.sh: the binary from the release archive)
+# puts FILE wherever a block names target/release/herdr-core-mcp, and its
+# folder on PATH before target/release.
 with_bin() { # with_bin SCRIPT: the substitution, in place
   [[ -n ${WALKTHROUGH_BIN:-} ]] || return 0
   sed -i -e "s|\$PWD/target/release/herdr-core-mcp|$WALKTHROUGH_BIN|g" \
@@ -132,8 +129,7 @@ with_bin() { # with_bin SCRIPT: the substitution, in place
 }
 bin_dir=""
 if [[ -n ${WALKTHROUGH_BIN:-} ]]; then
-  [[ -x $WALKTHROUGH_BIN && $WALKTHROUGH_BIN == /* ]] ||
-    { say "WALKTHROUGH_BIN must be an absolute path to an executable"; exit 1; }
+  [[ -x $WALKTHROUGH_BIN && $WALKTHROUGH_BIN == /* ]] || { say "WALKTHROUGH_BIN: not an absolute executable"; exit 1; }
   bin_dir="$(dirname "$WALKTHROUGH_BIN"):"
   say "running every block with $WALKTHROUGH_BIN ($("$WALKTHROUGH_BIN" --version | head -n 1))"
   for script in "$work"/run.*.sh; do with_bin "$script"; done
