@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The performance table, measured in one run against the bundled
 # hc simulator: builds the adapter, the simulator and the load generator in
-# the `dist` profile (what the release archives ship: thin LTO), prints the
+# the `dist` profile (what the release archives ship: fat LTO), prints the
 # machine, then runs `loadgen bench` (latency,
 # throughput, OAuth against token mode, memory, start-up, byte caps;
 # PASS/MISS per target), and last the adapter against the floor of its
@@ -42,7 +42,11 @@ if command -v perf >/dev/null; then
 fi
 scripts/oauth-deps.sh ||
     echo "bench: scripts/oauth-deps.sh failed: the OAuth rows cannot run (--oauth-pairs 0 skips them)" >&2
-cargo build --profile dist --quiet --bin herdr-core-mcp --example hc-sim --example floor --example loadgen
+# The examples first, the adapter alone last: built together, the
+# examples' dev-dependencies would add their features (rmcp's client,
+# among others) to the adapter, and it would not be the binary that ships.
+cargo build --profile dist --quiet --example hc-sim --example floor --example loadgen
+cargo build --profile dist --quiet --bin herdr-core-mcp
 
 echo "## machine"
 echo

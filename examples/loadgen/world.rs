@@ -236,7 +236,7 @@ impl HttpAdapter {
             .arg("--config")
             .arg(config)
             .env("HERDR_MCP_TOKEN", token);
-        HttpAdapter::spawn(command, listener, log)
+        HttpAdapter::spawn_command(command, listener, log)
     }
 
     /// Starts the floor server (`examples/floor`) over HTTP in front of hc's
@@ -255,10 +255,12 @@ impl HttpAdapter {
             .arg("--conns")
             .arg(conns.to_string())
             .arg("http");
-        HttpAdapter::spawn(command, listener, log)
+        HttpAdapter::spawn_command(command, listener, log)
     }
 
-    fn spawn(
+    /// Starts `command`, a server on `listener` (see
+    /// [`hc_sim::testing::command_with_listener`]), its stderr to `log`.
+    pub fn spawn_command(
         mut command: std::process::Command,
         listener: std::net::TcpListener,
         log: &Path,
@@ -280,6 +282,27 @@ impl HttpAdapter {
         self.child.id()
     }
 
+    /// SIGTERM, then waits up to `limit` for the exit (a server under
+    /// valgrind writes its counts as it exits).
+    pub fn stop_within(mut self, limit: Duration) -> Res<()> {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_child(&self.child),
+            rustix::process::Signal::TERM,
+        );
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => return Err(format!("waiting for the server: {e}")),
+            }
+        }
+        Err(format!(
+            "the server did not exit within {} s of SIGTERM",
+            limit.as_secs()
+        ))
+    }
+
     /// Still running?
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -288,6 +311,9 @@ impl HttpAdapter {
 
 impl Drop for HttpAdapter {
     fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         terminate(&mut self.child);
     }
 }

@@ -10,8 +10,8 @@
 //! the report gives the ratios adapter / floor, which the machine's speed
 //! mostly cancels out of. CPU is the server process's own (every thread,
 //! to the nanosecond); syscalls per call come from `strace -c -f` on
-//! separate, untimed calls, and user-space instructions per call over
-//! stdio from valgrind, which the machine's load does not move.
+//! separate, untimed calls, and user-space instructions per call on each
+//! path from valgrind, which the machine's load does not move.
 
 use std::time::{Duration, Instant};
 
@@ -100,8 +100,13 @@ pub struct Floor {
     idle_stdio_split: [(u64, u64); 2],
     /// Highest VmRSS sampled at 32 HTTP clients: adapter, floor (KiB).
     crowd_kib: [u64; 2],
-    /// User-space instructions per stdio call (valgrind): adapter, floor.
-    instructions: Option<[f64; 2]>,
+    /// Idle over HTTP in token mode, listening: adapter, floor on one hc
+    /// connection (VmRSS, KiB).
+    idle_http_kib: [u64; 2],
+    /// The binaries' sizes on disk: adapter, floor (bytes).
+    binary_bytes: [u64; 2],
+    /// User-space instructions per call on each path (valgrind).
+    instructions: Option<crate::instructions::Counts>,
     /// Calls counted for `instructions`.
     counted_calls: usize,
 }
@@ -156,6 +161,16 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         procfs::rss_split(stdio[0].pid())?,
         procfs::rss_split(stdio[1].pid())?,
     ];
+    let idle_http_kib = [
+        procfs::mem(adapter_http.pid())?.rss_kib,
+        procfs::mem(floor1.pid())?.rss_kib,
+    ];
+    let size = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let binary_bytes = [size(&bins.adapter)?, size(bins.floor()?)?];
     let mut http1 = [
         HttpClient::new(adapter_port, &token),
         HttpClient::new(floor1_port, &token),
@@ -184,6 +199,8 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
         http32: Default::default(),
         idle_stdio_kib,
         idle_stdio_split,
+        idle_http_kib,
+        binary_bytes,
         crowd_kib: [0; 2],
         instructions: None,
         counted_calls: o.traced_calls,
@@ -313,9 +330,17 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
     for server in stdio {
         server.close().await?;
     }
-    progress("floor: instructions per call over stdio (valgrind, when installed)");
-    floor.instructions =
-        crate::instructions::per_call(bins, &config, &sim.socket, &expect, dir, n).await?;
+    drop((http1, adapter_http, floor1, floor8));
+    progress("floor: instructions per call on the three paths (valgrind, when installed)");
+    let servers = crate::instructions::Servers {
+        bins,
+        stdio_config: &config,
+        token: &token,
+        sim: &sim,
+        crowd: CROWD,
+        crowd_conns: CROWD_CONNS,
+    };
+    floor.instructions = crate::instructions::per_call(&servers, &expect, dir, n).await?;
     Ok(floor)
 }
 

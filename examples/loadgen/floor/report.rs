@@ -1,5 +1,5 @@
-//! The floor phase's report: the ratio table, the relay, syscalls by name
-//! and memory.
+//! The floor phase's report: the ratio table, instructions per call, the
+//! relay, syscalls by name, memory and the binaries' sizes.
 
 use super::{CROWD, CROWD_CONNS, Column, Floor};
 use crate::{stats, syscalls};
@@ -9,6 +9,14 @@ const CPU_GOAL: f64 = 1.10;
 /// Fewest calls per second the adapter may serve, as a fraction of the
 /// floor's.
 const RATE_GOAL: f64 = 0.95;
+/// Most user-space instructions per call, as a multiple of the floor's.
+const INSTRUCTION_GOAL: f64 = 1.10;
+/// Most resident memory idle, over stdio and over HTTP (7 MiB).
+const IDLE_GOAL_KIB: u64 = 7 * 1024;
+/// Most resident memory at 32 HTTP clients, as a multiple of the floor's.
+const CROWD_RSS_GOAL: f64 = 1.3;
+/// Largest binary on disk (8 MB).
+const BINARY_GOAL_BYTES: u64 = 8_000_000;
 
 impl Floor {
     pub fn render(&self) -> String {
@@ -46,27 +54,10 @@ impl Floor {
                 syscalls::per_call(adapter.syscalls.as_ref()),
                 allocations(floor.allocations),
                 allocations(adapter.allocations),
-                if cpu <= CPU_GOAL && rate >= RATE_GOAL {
-                    "met"
-                } else {
-                    "missed"
-                },
+                met(cpu <= CPU_GOAL && rate >= RATE_GOAL),
             ));
         }
-        match self.instructions {
-            Some([adapter, floor]) => out.push_str(&format!(
-                "\nUser-space instructions per stdio call (valgrind cachegrind, {} calls, \
-                 start-up subtracted; the load does not move them): adapter {}, floor {}: \
-                 {:.2}×.\n",
-                self.counted_calls,
-                stats::count(adapter),
-                stats::count(floor),
-                adapter / floor.max(1.0),
-            )),
-            None => out.push_str(
-                "\nUser-space instructions per stdio call: n/a (valgrind is not installed).\n",
-            ),
-        }
+        out.push_str(&self.render_instructions());
         let relay = &self.stdio[2];
         out.push_str(&format!(
             "\nThe do-nothing stdio relay: floor / relay CPU per call {:.2}× ({} vs {}), \
@@ -85,22 +76,80 @@ impl Floor {
                 syscalls::breakdown(floor.syscalls.as_ref()),
             ));
         }
+        out.push_str(&self.render_footprint());
+        out
+    }
+}
+
+impl Floor {
+    fn render_instructions(&self) -> String {
+        let Some(counts) = self.instructions else {
+            return "\nUser-space instructions per call: n/a (valgrind is not installed).\n".into();
+        };
+        let mut out = format!(
+            "\nUser-space instructions per call (valgrind cachegrind, {} calls on each path, \
+             start-up and connections subtracted; the load does not move them). Goal: ≤ \
+             {INSTRUCTION_GOAL:.2}×.\n\n\
+             | path | adapter | floor | adapter / floor | goal |\n|---|---|---|---|---|\n",
+            self.counted_calls,
+        );
+        let rows = [
+            ("stdio, 1 client", counts.stdio),
+            ("HTTP, 1 client", counts.http1),
+            ("HTTP, 32 clients", counts.http32),
+        ];
+        for (path, [adapter, floor]) in rows {
+            let ratio = adapter / floor.max(1.0);
+            out.push_str(&format!(
+                "| {path} | {} | {} | {ratio:.2}× | {} |\n",
+                stats::count(adapter),
+                stats::count(floor),
+                met(ratio <= INSTRUCTION_GOAL),
+            ));
+        }
+        out
+    }
+
+    fn render_footprint(&self) -> String {
         let [(adapter_anon, adapter_file), (floor_anon, floor_file)] = self.idle_stdio_split;
-        out.push_str(&format!(
-            "\nMemory (VmRSS): idle over stdio after initialize: adapter {} ({} allocated, {} \
-             mapped from its binary and libraries), floor {} ({} and {}); highest sampled at \
-             {CROWD} HTTP clients: adapter {}, floor {}.\n",
+        let crowd = self.crowd_kib[0] as f64 / (self.crowd_kib[1].max(1) as f64);
+        let [adapter_bytes, floor_bytes] = self.binary_bytes;
+        let idle_goal = |kib: u64| met(kib <= IDLE_GOAL_KIB);
+        format!(
+            "\nFootprint (VmRSS; the binaries as built, stripped):\n\n\
+             | figure | adapter | floor | goal |\n|---|---|---|---|\n\
+             | idle over stdio, after initialize | {} ({} allocated, {} mapped from the binary \
+             and libraries) | {} ({} and {}) | ≤ {}: {} |\n\
+             | idle over HTTP, token mode, listening | {} | {} | ≤ {}: {} |\n\
+             | highest sampled at {CROWD} HTTP clients | {} | {} | ≤ {CROWD_RSS_GOAL:.1}× the \
+             floor's: {crowd:.2}×, {} |\n\
+             | binary | {:.1} MB ({adapter_bytes} B) | {:.1} MB ({floor_bytes} B) | ≤ \
+             {:.0} MB: {} |\n",
             stats::mib(self.idle_stdio_kib[0]),
             stats::mib(adapter_anon),
             stats::mib(adapter_file),
             stats::mib(self.idle_stdio_kib[1]),
             stats::mib(floor_anon),
             stats::mib(floor_file),
+            stats::mib(IDLE_GOAL_KIB),
+            idle_goal(self.idle_stdio_kib[0]),
+            stats::mib(self.idle_http_kib[0]),
+            stats::mib(self.idle_http_kib[1]),
+            stats::mib(IDLE_GOAL_KIB),
+            idle_goal(self.idle_http_kib[0]),
             stats::mib(self.crowd_kib[0]),
             stats::mib(self.crowd_kib[1]),
-        ));
-        out
+            met(crowd <= CROWD_RSS_GOAL),
+            adapter_bytes as f64 / 1e6,
+            floor_bytes as f64 / 1e6,
+            BINARY_GOAL_BYTES as f64 / 1e6,
+            met(adapter_bytes <= BINARY_GOAL_BYTES),
+        )
     }
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "met" } else { "missed" }
 }
 
 fn allocations(per_call: Option<f64>) -> String {
