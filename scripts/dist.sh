@@ -64,7 +64,7 @@ export PATH="$TOOLS/cargo/bin:$TOOLS/venv/bin:$PATH"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 for target in "${TARGETS[@]}"; do
-  say "building $NAME $VERSION for $target (profile dist: thin LTO; a few minutes the first time)"
+  say "building $NAME $VERSION for $target (profile dist: fat LTO; a few minutes the first time)"
   cargo zigbuild --quiet --locked --profile dist --bin "$NAME" --target "$target"
 done
 host_bin="target/x86_64-unknown-linux-musl/dist/$NAME"
