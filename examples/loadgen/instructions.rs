@@ -96,11 +96,11 @@ async fn stdio(
                 .args(["serve", "--config"])
                 .arg(servers.stdio_config);
         } else {
-            command
-                .arg(servers.bins.floor()?)
-                .arg("--socket")
-                .arg(&servers.sim.socket)
-                .args(["--conns", "1", "stdio"]);
+            command.arg(servers.bins.floor()?).args(world::floor_args(
+                &servers.sim.socket,
+                1,
+                "stdio",
+            ));
         }
         let log = dir.join(format!("cachegrind-stdio-{server}-{n}.err"));
         let mut stdio = StdioAdapter::spawn_command(command, &log)?;
@@ -144,11 +144,11 @@ async fn http(
                 .env("HERDR_MCP_TOKEN", servers.token);
         } else {
             let conns = if clients > 1 { servers.crowd_conns } else { 1 };
-            command
-                .arg(servers.bins.floor()?)
-                .arg("--socket")
-                .arg(&servers.sim.socket)
-                .args(["--conns", &conns.to_string(), "http"]);
+            command.arg(servers.bins.floor()?).args(world::floor_args(
+                &servers.sim.socket,
+                conns,
+                "http",
+            ));
         }
         let running = HttpAdapter::spawn_command(command, listener, &log)?;
         let mut tasks = tokio::task::JoinSet::new();

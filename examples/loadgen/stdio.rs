@@ -37,12 +37,7 @@ impl StdioAdapter {
     /// hc's `socket`, with `conns` connections.
     pub fn spawn_floor(bins: &Bins, socket: &Path, conns: usize, log: &Path) -> Res<StdioAdapter> {
         let mut command = Command::new(bins.floor()?);
-        command
-            .arg("--socket")
-            .arg(socket)
-            .arg("--conns")
-            .arg(conns.to_string())
-            .arg("stdio");
+        command.args(crate::world::floor_args(socket, conns, "stdio"));
         StdioAdapter::spawn_command(command, log)
     }
 

@@ -155,19 +155,30 @@ fn sim_options(flags: &[&str]) -> Res<Options> {
 
 /// SIGTERM, then SIGKILL if the process is still there after 5 s.
 pub fn terminate(child: &mut Child) {
+    terminate_within(child, Duration::from_secs(5));
+}
+
+/// SIGTERM, then up to `limit` for the exit, then SIGKILL; true when it
+/// exited on SIGTERM (or had already exited: nothing is signalled then,
+/// as its pid may be another process's by now).
+pub fn terminate_within(child: &mut Child, limit: Duration) -> bool {
+    if let Ok(Some(_)) = child.try_wait() {
+        return true;
+    }
     let _ = rustix::process::kill_process(
         rustix::process::Pid::from_child(child),
         rustix::process::Signal::TERM,
     );
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = child.kill();
     let _ = child.wait();
+    false
 }
 
 /// Writes `config` as a private (0600) JSON file, as the adapter demands.
@@ -214,6 +225,20 @@ pub fn bind_port() -> Res<(std::net::TcpListener, u16)> {
     Ok((listener, port))
 }
 
+/// The floor server's arguments after its binary: hc's `socket`, `conns`
+/// connections, `transport` ("stdio" or "http").
+pub fn floor_args(socket: &Path, conns: usize, transport: &str) -> Vec<std::ffi::OsString> {
+    let conns = conns.to_string();
+    let args = [
+        "--socket".as_ref(),
+        socket.as_os_str(),
+        "--conns".as_ref(),
+        conns.as_ref(),
+        transport.as_ref(),
+    ];
+    args.into_iter().map(Into::into).collect()
+}
+
 /// The adapter serving HTTP; SIGTERMed on drop.
 pub struct HttpAdapter {
     child: Child,
@@ -249,12 +274,7 @@ impl HttpAdapter {
         log: &Path,
     ) -> Res<Self> {
         let mut command = testing::command_with_listener(bins.floor()?, &listener);
-        command
-            .arg("--socket")
-            .arg(socket)
-            .arg("--conns")
-            .arg(conns.to_string())
-            .arg("http");
+        command.args(floor_args(socket, conns, "http"));
         HttpAdapter::spawn_command(command, listener, log)
     }
 
@@ -285,17 +305,8 @@ impl HttpAdapter {
     /// SIGTERM, then waits up to `limit` for the exit (a server under
     /// valgrind writes its counts as it exits).
     pub fn stop_within(mut self, limit: Duration) -> Res<()> {
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.child),
-            rustix::process::Signal::TERM,
-        );
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            match self.child.try_wait() {
-                Ok(Some(_)) => return Ok(()),
-                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-                Err(e) => return Err(format!("waiting for the server: {e}")),
-            }
+        if terminate_within(&mut self.child, limit) {
+            return Ok(());
         }
         Err(format!(
             "the server did not exit within {} s of SIGTERM",
@@ -311,9 +322,6 @@ impl HttpAdapter {
 
 impl Drop for HttpAdapter {
     fn drop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
         terminate(&mut self.child);
     }
 }
