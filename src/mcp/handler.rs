@@ -1,6 +1,13 @@
 //! The MCP handler of [`HerdrServer`]: the tool list a caller may see,
 //! prompts and their completion, terminal resources and subscriptions, and
 //! the server's identity. The tools themselves are routed in `server`.
+//!
+//! Every method here that waits on hc boxes that wait (`Box::pin`): rmcp
+//! runs each request as one task holding `handle_request`'s future, which
+//! is as large as the largest of these methods' futures, and that future
+//! is copied whole as the task is built and run, for every request and
+//! every method alike (a `tools/call` too). Boxed, each costs one
+//! allocation when it runs instead.
 
 use std::borrow::Cow;
 
@@ -29,12 +36,12 @@ impl ServerHandler for HerdrServer {
             Reference::Prompt(prompt) => prompt.name.as_str(),
             _ => "",
         };
-        super::prompts::completion::complete(
+        Box::pin(super::prompts::completion::complete(
             &self.tools,
             prompt,
             &request.argument.name,
             &request.argument.value,
-        )
+        ))
         .await
     }
 
@@ -70,7 +77,7 @@ impl ServerHandler for HerdrServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        resources::list(&self.tools, cache_hints(&context)).await
+        Box::pin(resources::list(&self.tools, cache_hints(&context))).await
     }
 
     async fn list_resource_templates(
@@ -86,9 +93,13 @@ impl ServerHandler for HerdrServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(&self.tools, &request.uri, cache_hints(&context))
-            .await
-            .map(ReadResourceResponse::from)
+        Box::pin(resources::read(
+            &self.tools,
+            &request.uri,
+            cache_hints(&context),
+        ))
+        .await
+        .map(ReadResourceResponse::from)
     }
 
     /// A legacy session's subscription: only over stdio, where the session
@@ -114,15 +125,13 @@ impl ServerHandler for HerdrServer {
                 None,
             ));
         }
-        self.tools
-            .watcher()
-            .subscribe(
-                self.tools.shared_app(),
-                self.session,
-                context.peer.clone(),
-                &request.uri,
-            )
-            .await
+        Box::pin(self.tools.watcher().subscribe(
+            self.tools.shared_app(),
+            self.session,
+            context.peer.clone(),
+            &request.uri,
+        ))
+        .await
     }
 
     async fn unsubscribe(
@@ -164,10 +173,12 @@ impl ServerHandler for HerdrServer {
             None
         } else {
             Some(
-                self.tools
-                    .watcher()
-                    .listen(self.tools.shared_app(), uris, context.sink().clone())
-                    .await?,
+                Box::pin(self.tools.watcher().listen(
+                    self.tools.shared_app(),
+                    uris,
+                    context.sink().clone(),
+                ))
+                .await?,
             )
         };
         context.cancelled().await;
