@@ -26,6 +26,7 @@ use crate::transport::stdio::Pipes;
 /// Runs one command to completion.
 pub async fn run(command: Command) -> Result<(), Error> {
     crate::ops::marker::keep();
+    crate::transport::http::auth::oauth::install_signatures();
     let out = match command {
         Command::Serve { config } => return serve(&config.resolve()?).await,
         Command::InspectCore {

@@ -10,6 +10,7 @@ mod introspection;
 mod introspection_floods;
 mod outages;
 mod python;
+mod signatures;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

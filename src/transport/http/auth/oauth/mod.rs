@@ -6,8 +6,9 @@
 //! naming this resource (a token for another resource is refused: no
 //! passthrough), `exp`/`nbf`/`iat` within the skew, `typ` `at+jwt` when
 //! present, no `crit`. An opaque token goes to introspection (RFC 7662),
-//! only when it is configured. The JWT parsing and the cryptography are
-//! `jsonwebtoken`'s; nothing here parses a signature by hand.
+//! only when it is configured. The JWT parsing is `jsonwebtoken`'s and the
+//! signature check ring's (`signatures`); nothing here parses a signature
+//! by hand.
 //!
 //! A validated token is remembered by its SHA-256 until its `exp`
 //! (`cache`), so a steady client pays for one verification.
@@ -17,6 +18,7 @@ mod errors;
 mod fetch;
 mod introspect;
 mod keys;
+mod signatures;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -35,6 +37,7 @@ use introspect::Introspector;
 pub use introspect::PER_PEER_PER_SECOND;
 pub(crate) use keys::{KeySet, MAX_KEYS};
 use keys::{Keys, Lookup};
+pub(crate) use signatures::install as install_signatures;
 
 /// Longest access token read: real ones are 1-2 KiB.
 pub(crate) const MAX_TOKEN_BYTES: usize = 8 * 1024;
@@ -136,6 +139,7 @@ pub(crate) async fn probe(config: &OAuthConfig) -> Result<Arc<KeySet>, KeysError
 impl ResourceServer {
     /// Builds the resource server; keys are discovered by [`Self::upkeep`].
     pub fn new(config: OAuthConfig) -> Result<ResourceServer, StartError> {
+        signatures::install_if_none();
         let fetcher = Fetcher::new();
         let introspector = config
             .introspection()
