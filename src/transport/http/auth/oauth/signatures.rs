@@ -18,6 +18,9 @@ use jsonwebtoken::signature::{self, Verifier};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, DecodingKeyKind, EncodingKey};
 use ring::signature::{self as ring_signature, RsaParameters, VerificationAlgorithm};
 
+/// RSA moduli ring verifies with: shorter keys are no longer safe.
+const RSA_MODULUS_BITS: std::ops::RangeInclusive<usize> = 2048..=8192;
+
 /// `jsonwebtoken`'s provider backed by ring: verification only.
 static RING: CryptoProvider = CryptoProvider {
     signer_factory: no_signer,
@@ -101,9 +104,11 @@ fn verifier(algorithm: &Algorithm, key: &DecodingKey) -> Result<Box<dyn JwtVerif
     let check = match (scheme, key.kind()) {
         (Scheme::Rsa(parameters), DecodingKeyKind::RsaModulusExponent { n, e }) => {
             let bits = significant_bits(n);
-            if !(2048..=8192).contains(&bits) {
+            if !RSA_MODULUS_BITS.contains(&bits) {
                 return Err(ErrorKind::InvalidRsaKey(format!(
-                    "a {bits}-bit modulus (2048 to 8192 are accepted)"
+                    "a {bits}-bit modulus ({} to {} are accepted)",
+                    RSA_MODULUS_BITS.start(),
+                    RSA_MODULUS_BITS.end()
                 ))
                 .into());
             }
