@@ -6,9 +6,8 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::idp::{OTHER_RESOURCE, b64, now_s};
-use crate::support::mcp;
 use crate::support::oauth::{
-    RESOURCE, accepted, approved_sim, idp_for, oauth_config, post, send_call,
+    RESOURCE, accepted, approved_sim, idp_for, post, send_call, spawned_trusting,
 };
 
 /// Log lines saying the adapter fetched the IdP's keys.
@@ -21,19 +20,7 @@ async fn hostile_tokens_are_refused_with_nothing_sent_and_only_the_reason_logged
     let (sim, approvals) = approved_sim(1).await;
     let idp = idp_for(sim.dir.path()).await;
     let log = sim.dir.path().join("adapter.stderr");
-    let mut adapter = mcp::http(
-        |port| {
-            oauth_config(
-                &sim,
-                &approvals,
-                port,
-                json!({"mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE}),
-            )
-        },
-        &log,
-    )
-    .await;
-    adapter.ready().await;
+    let adapter = spawned_trusting(&sim, &approvals, &idp, &log).await;
     let url = adapter.url();
     let valid = idp.token(RESOURCE, "herdr.read herdr.send").await;
     accepted(&url, &valid).await;

@@ -9,9 +9,8 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::idp::{Idp, IdpOptions, now_s};
-use crate::support::mcp;
 use crate::support::oauth::{
-    RESOURCE, accepted, approved_sim, bind, idp_for, initialize, oauth_config, post,
+    RESOURCE, accepted, approved_sim, bind, idp_for, initialize, post, spawned_trusting,
 };
 
 /// `token` with one byte in the middle of its signature changed (in the
@@ -24,41 +23,42 @@ fn with_changed_signature(token: &str) -> String {
     String::from_utf8(bytes).unwrap()
 }
 
+/// A read-scoped access token for [`RESOURCE`] from `idp`'s issuer, signed
+/// here with `key` under `kid`.
+fn signed(
+    idp: &Idp,
+    algorithm: jsonwebtoken::Algorithm,
+    kid: &str,
+    key: &jsonwebtoken::EncodingKey,
+) -> String {
+    let header = jsonwebtoken::Header {
+        kid: Some(kid.to_owned()),
+        typ: Some("at+jwt".to_owned()),
+        ..jsonwebtoken::Header::new(algorithm)
+    };
+    let claims = json!({"iss": idp.issuer, "aud": RESOURCE, "sub": "signed-here",
+                        "scope": "herdr.read", "iat": now_s(), "exp": now_s() + 600});
+    jsonwebtoken::encode(&header, &claims, key).unwrap()
+}
+
 #[tokio::test]
 async fn the_binary_verifies_rs256_and_es256_and_refuses_a_changed_signature() {
     let (sim, approvals) = approved_sim(1).await;
     let idp = idp_for(sim.dir.path()).await;
     let log = sim.dir.path().join("adapter.stderr");
-    let mut adapter = mcp::http(
-        |port| {
-            oauth_config(
-                &sim,
-                &approvals,
-                port,
-                json!({"mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE}),
-            )
-        },
-        &log,
-    )
-    .await;
-    adapter.ready().await;
+    let adapter = spawned_trusting(&sim, &approvals, &idp, &log).await;
     let url = adapter.url();
     let issued = idp.token(RESOURCE, "herdr.read").await;
     accepted(&url, &issued).await;
 
     let ec = idp.key("ES256");
-    let es256 = jsonwebtoken::encode(
-        &jsonwebtoken::Header {
-            kid: Some(ec["kid"].as_str().unwrap().to_owned()),
-            typ: Some("at+jwt".to_owned()),
-            ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256)
-        },
-        &json!({"iss": idp.issuer, "aud": RESOURCE, "sub": "ec-user",
-                "scope": "herdr.read", "iat": now_s(), "exp": now_s() + 600}),
+    let es256 = signed(
+        &idp,
+        jsonwebtoken::Algorithm::ES256,
+        ec["kid"].as_str().unwrap(),
         &jsonwebtoken::EncodingKey::from_ec_pem(ec["private_pem"].as_str().unwrap().as_bytes())
             .unwrap(),
-    )
-    .unwrap();
+    );
     for (what, token) in [("RS256 from the IdP", issued), ("ES256", es256)] {
         let (status, _, body) = post(&url, Some(&token), &initialize()).await;
         assert_eq!(status, StatusCode::OK, "{what}: {body}");
@@ -106,32 +106,11 @@ async fn a_token_signed_with_a_1024_bit_rsa_key_is_refused() {
     )
     .await;
     let log = sim.dir.path().join("adapter.stderr");
-    let mut adapter = mcp::http(
-        |port| {
-            oauth_config(
-                &sim,
-                &approvals,
-                port,
-                json!({"mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE}),
-            )
-        },
-        &log,
-    )
-    .await;
-    adapter.ready().await;
+    let adapter = spawned_trusting(&sim, &approvals, &idp, &log).await;
     let url = adapter.url();
     let signed_with = |kid: &str, pem: &str| {
-        jsonwebtoken::encode(
-            &jsonwebtoken::Header {
-                kid: Some(kid.to_owned()),
-                typ: Some("at+jwt".to_owned()),
-                ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256)
-            },
-            &json!({"iss": idp.issuer, "aud": RESOURCE, "sub": "rsa-user",
-                    "scope": "herdr.read", "iat": now_s(), "exp": now_s() + 600}),
-            &jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
-        )
-        .unwrap()
+        let key = jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap();
+        signed(&idp, jsonwebtoken::Algorithm::RS256, kid, &key)
     };
     accepted(&url, &signed_with("rs256-long", long)).await;
     let (status, _, body) = post(

@@ -133,6 +133,30 @@ pub async fn oauth_world(
     (idp, adapter)
 }
 
+/// The adapter binary serving HTTP in oauth mode, trusting `idp` for
+/// [`RESOURCE`], ready; its stderr goes to `log`.
+pub async fn spawned_trusting(
+    sim: &Sim,
+    approvals: &Value,
+    idp: &Idp,
+    log: &Path,
+) -> super::mcp::HttpAdapter {
+    let mut adapter = super::mcp::http(
+        |port| {
+            oauth_config(
+                sim,
+                approvals,
+                port,
+                json!({"mode": "oauth", "issuer": idp.issuer, "resource": RESOURCE}),
+            )
+        },
+        log,
+    )
+    .await;
+    adapter.ready().await;
+    adapter
+}
+
 /// Waits until `token` is accepted (the adapter learns the IdP's keys in
 /// the background).
 pub async fn accepted(url: &str, token: &str) {

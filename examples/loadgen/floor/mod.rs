@@ -112,14 +112,21 @@ pub struct Floor {
 }
 
 pub async fn run(bins: &Bins, o: &Options) -> Res<Floor> {
-    let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     // LOADGEN_KEEP_DIR keeps the phase's files (the valgrind outputs, for
-    // `cg_annotate` or `cg_diff` by function) in that folder instead.
+    // `cg_annotate` or `cg_diff` by function) in that folder; otherwise
+    // they go in a temporary one.
+    let temporary;
     let kept = std::env::var_os("LOADGEN_KEEP_DIR").map(std::path::PathBuf::from);
-    if let Some(kept) = &kept {
-        std::fs::create_dir_all(kept).map_err(|e| format!("{}: {e}", kept.display()))?;
-    }
-    let dir = kept.as_deref().unwrap_or(dir.path());
+    let dir = match &kept {
+        Some(kept) => {
+            std::fs::create_dir_all(kept).map_err(|e| format!("{}: {e}", kept.display()))?;
+            kept.as_path()
+        }
+        None => {
+            temporary = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+            temporary.path()
+        }
+    };
     progress("floor: starting hc-sim (1 agent, 1 shell)");
     let sim = Sim::start(bins, dir, "hc", &["--agents", "1", "--shells", "1"])?;
     let mut direct = DirectConn::connect(&sim.socket).await?;

@@ -15,7 +15,7 @@ use jsonwebtoken::crypto::{CryptoProvider, JwtSigner, JwtVerifier, KeyUtils};
 use jsonwebtoken::errors::{Error, ErrorKind};
 use jsonwebtoken::jwk::{EllipticCurve, ThumbprintHash};
 use jsonwebtoken::signature::{self, Verifier};
-use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, DecodingKeyKind, EncodingKey};
+use jsonwebtoken::{Algorithm, DecodingKey, DecodingKeyKind, EncodingKey};
 use ring::signature::{self as ring_signature, RsaParameters, VerificationAlgorithm};
 
 /// RSA moduli ring verifies with: shorter keys are no longer safe.
@@ -53,53 +53,41 @@ pub(super) fn install_if_none() {
 }
 
 /// What checks one algorithm's signatures.
+#[derive(Clone, Copy)]
 enum Scheme {
+    /// RSA, which ring also checks from a JWK's modulus and exponent.
     Rsa(&'static RsaParameters),
     Other(&'static dyn VerificationAlgorithm),
+}
+
+impl Scheme {
+    /// ring's algorithm for a key in the form it reads itself.
+    fn algorithm(self) -> &'static dyn VerificationAlgorithm {
+        match self {
+            Scheme::Rsa(parameters) => parameters,
+            Scheme::Other(algorithm) => algorithm,
+        }
+    }
 }
 
 /// The verifier for `algorithm` with `key`: an error for HMAC, for a key
 /// of another family, or for an RSA modulus outside ring's bounds.
 fn verifier(algorithm: &Algorithm, key: &DecodingKey) -> Result<Box<dyn JwtVerifier>, Error> {
     use ring_signature as r;
-    let (family, scheme) = match algorithm {
-        Algorithm::RS256 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA256),
-        ),
-        Algorithm::RS384 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA384),
-        ),
-        Algorithm::RS512 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA512),
-        ),
-        Algorithm::PS256 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA256),
-        ),
-        Algorithm::PS384 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA384),
-        ),
-        Algorithm::PS512 => (
-            AlgorithmFamily::Rsa,
-            Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA512),
-        ),
-        Algorithm::ES256 => (
-            AlgorithmFamily::Ec,
-            Scheme::Other(&r::ECDSA_P256_SHA256_FIXED),
-        ),
-        Algorithm::ES384 => (
-            AlgorithmFamily::Ec,
-            Scheme::Other(&r::ECDSA_P384_SHA384_FIXED),
-        ),
-        Algorithm::EdDSA => (AlgorithmFamily::Ed, Scheme::Other(&r::ED25519)),
+    let scheme = match algorithm {
+        Algorithm::RS256 => Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA256),
+        Algorithm::RS384 => Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA384),
+        Algorithm::RS512 => Scheme::Rsa(&r::RSA_PKCS1_2048_8192_SHA512),
+        Algorithm::PS256 => Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA256),
+        Algorithm::PS384 => Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA384),
+        Algorithm::PS512 => Scheme::Rsa(&r::RSA_PSS_2048_8192_SHA512),
+        Algorithm::ES256 => Scheme::Other(&r::ECDSA_P256_SHA256_FIXED),
+        Algorithm::ES384 => Scheme::Other(&r::ECDSA_P384_SHA384_FIXED),
+        Algorithm::EdDSA => Scheme::Other(&r::ED25519),
         // HMAC, and any algorithm a later jsonwebtoken adds.
         _ => return Err(ErrorKind::InvalidAlgorithm.into()),
     };
-    if key.family() != family {
+    if key.family() != algorithm.family() {
         return Err(ErrorKind::InvalidKeyFormat.into());
     }
     let check = match (scheme, key.kind()) {
@@ -119,11 +107,8 @@ fn verifier(algorithm: &Algorithm, key: &DecodingKey) -> Result<Box<dyn JwtVerif
                 e: e.clone(),
             }
         }
-        (Scheme::Rsa(parameters), DecodingKeyKind::SecretOrDer(der)) => Check::Unparsed(
-            ring_signature::UnparsedPublicKey::new(parameters, der.clone()),
-        ),
-        (Scheme::Other(algorithm), DecodingKeyKind::SecretOrDer(bytes)) => Check::Unparsed(
-            ring_signature::UnparsedPublicKey::new(algorithm, bytes.clone()),
+        (scheme, DecodingKeyKind::SecretOrDer(bytes)) => Check::Unparsed(
+            ring_signature::UnparsedPublicKey::new(scheme.algorithm(), bytes.clone()),
         ),
         (Scheme::Other(_), DecodingKeyKind::RsaModulusExponent { .. }) => {
             return Err(ErrorKind::InvalidKeyFormat.into());
