@@ -37,6 +37,12 @@ pub async fn run(
     // hc may start later: the probe only says what it finds.
     let probe = tokio::spawn(probe(Arc::clone(&app)));
     let tools = Arc::new(Tools::new(Arc::clone(&app), pace));
+    // The calls still running hear of the stop first, so they can answer.
+    let stopping = tools.stopping().clone();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.cancel();
+    };
     let result = match endpoint {
         Endpoint::Stdio(pipes) => transport::stdio::serve(HerdrServer::new(tools), pipes, shutdown)
             .await
@@ -72,7 +78,8 @@ async fn probe(app: Arc<App>) {
     let core = match config.core_id() {
         Some(id) if id == live => "coreId matches".to_owned(),
         Some(id) => format!(
-            "coreId {id} does NOT match (hc restarted?): nothing can be sent until terminals are approved again with herdr-core-mcp allow"
+            "coreId {id} does NOT match (hc restarted?): nothing can be sent until terminals are approved again with herdr-core-mcp allow{} ADDRESS",
+            config.operator_flag()
         ),
         None => "no coreId is set: nothing can be sent".to_owned(),
     };

@@ -44,8 +44,10 @@ pub struct ConfigArg {
 }
 
 /// Subcommands people reach for by another name, and the one they mean.
-const MEANT: [(&str, &str); 5] = [
+const MEANT: [(&str, &str); 7] = [
     ("approve", "allow"),
+    ("aprove", "allow"),
+    ("grant", "allow"),
     ("deny", "revoke"),
     ("disallow", "revoke"),
     ("unapprove", "revoke"),
@@ -118,6 +120,14 @@ pub enum Command {
         /// tools speak to it. Accepts nothing, exit 1, otherwise.
         #[arg(long, requires = "check_contract")]
         accept: bool,
+        /// With --check-contract: see whether the core honours the `if`
+        /// guard idle-only sends rest on, on the terminal at ADDRESS: one
+        /// terminal.send with empty text, no Enter and an `if` the
+        /// terminal does not match, which a guarded core refuses and which
+        /// types nothing on any core. Needed to accept a core whose own
+        /// document does not declare the guard.
+        #[arg(long, value_name = "ADDRESS", requires = "check_contract")]
+        guard_check: Option<String>,
     },
     /// Approve the live terminal at ADDRESS for send_prompt: probes the core,
     /// shows the terminal, and writes coreId and its (address, created_ms)

@@ -36,11 +36,13 @@ pub async fn run(command: Command) -> Result<(), Error> {
             schema,
             record,
             accept,
+            guard_check,
         } => {
             let check = contract::Check {
                 schema,
                 json,
                 record,
+                guard_check,
             };
             let path = config.resolve()?;
             let report = contract::run(&Config::load(&path)?, &check).await?;

@@ -14,9 +14,10 @@ pub fn usage_error(error: &clap::Error, args: &[String]) -> String {
         ErrorKind::UnknownArgument => invalid_arg(error),
         _ => None,
     };
+    let config = config_flag(args);
     let fix = match (command, unknown) {
-        ("serve", Some(flag)) => Some(serve_fix(flag_name(flag))),
-        ("allow", Some(flag)) => mode_fix(flag_name(flag)),
+        ("serve", Some(flag)) => Some(serve_fix(flag_name(flag), &config)),
+        ("allow", Some(flag)) => mode_fix(flag_name(flag), &config),
         _ => None,
     };
     if let (Some(flag), Some(fix)) = (unknown, fix) {
@@ -27,9 +28,26 @@ pub fn usage_error(error: &clap::Error, args: &[String]) -> String {
     }
     let said = clap_line(&error.render().to_string());
     match meant(command).filter(|_| error.kind() == ErrorKind::InvalidSubcommand) {
-        Some(meant) => format!("{said}; the command for that is `herdr-core-mcp {meant}`"),
+        Some(meant) => format!("{said}; the command for that is `herdr-core-mcp {meant}{config}`"),
         None => said,
     }
+}
+
+/// ` --config FILE` as the refused command line gave it (so the commands a
+/// fix names act on the same config), or empty.
+fn config_flag(args: &[String]) -> String {
+    let mut given = args.iter();
+    while let Some(arg) = given.next() {
+        let file = match arg.strip_prefix("--config=") {
+            Some(file) => Some(file.to_owned()),
+            None if arg == "--config" => given.next().cloned(),
+            None => None,
+        };
+        if let Some(file) = file {
+            return format!(" --config {}", crate::escape::printable(&file));
+        }
+    }
+    String::new()
 }
 
 /// The argument clap did not know, as given.
@@ -46,21 +64,23 @@ fn flag_name(arg: &str) -> &str {
 }
 
 /// Where what an unknown `serve` flag means is set instead.
-fn serve_fix(flag: &str) -> String {
+fn serve_fix(flag: &str, config: &str) -> String {
+    let init = format!(
+        "hc's socket is socketPath in the config (`herdr-core-mcp init --socket PATH{config}` writes it)"
+    );
+    let mode = format!(
+        "the send mode is sendMode in the config, or per terminal with `herdr-core-mcp allow --mode MODE{config} ADDRESS`"
+    );
     let instead = match flag {
         "--token" | "--bearer-token" | "--read-token" | "--auth" => {
             "the bearer tokens come from the environment: HERDR_MCP_TOKEN (full) and HERDR_MCP_READ_TOKEN (read-only), never from the command line; the auth mode is http.auth in the config"
         }
-        "--socket" | "--socket-path" | "--hc-socket" => {
-            "hc's socket is socketPath in the config (`herdr-core-mcp init --socket PATH` writes it)"
-        }
+        "--socket" | "--socket-path" | "--hc-socket" => &init,
         "--port" => "the port is http.port in the config",
         "--host" | "--bind" | "--listen" | "--address" => {
             "HTTP listens on 127.0.0.1 only, at http.port in the config"
         }
-        "--mode" | "--send-mode" | "--idle-only" | "--normal" => {
-            "the send mode is sendMode in the config, or per terminal with `herdr-core-mcp allow --mode`"
-        }
+        "--mode" | "--send-mode" | "--idle-only" | "--normal" => &mode,
         _ => {
             "the transport is chosen in the config (\"transport\": \"http\" or \"stdio\"), the port in http.port"
         }
@@ -69,14 +89,14 @@ fn serve_fix(flag: &str) -> String {
 }
 
 /// `allow --normal`: the mode is a value of `--mode`.
-fn mode_fix(flag: &str) -> Option<String> {
+fn mode_fix(flag: &str, config: &str) -> Option<String> {
     let mode = match flag {
         "--normal" => "normal",
         "--idle-only" | "--idle" => "idle-only",
         _ => return None,
     };
     Some(format!(
-        "the send mode is given as `--mode {mode}`: herdr-core-mcp allow --mode {mode} ADDRESS"
+        "the send mode is given as `--mode {mode}`: herdr-core-mcp allow --mode {mode}{config} ADDRESS"
     ))
 }
 

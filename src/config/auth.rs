@@ -101,7 +101,6 @@ pub(super) const ALGORITHMS: [&str; 9] = [
 ];
 const DEFAULT_ALGORITHMS: [&str; 4] = ["RS256", "PS256", "ES256", "EdDSA"];
 const DEFAULT_SKEW_S: u64 = 60;
-const MAX_SKEW_S: u64 = 300;
 
 /// A validated `oauth` block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,12 +279,7 @@ fn oauth(raw: RawAuth) -> Result<OAuthConfig, Invalid> {
         .transpose()?;
     let algorithms = algorithms(raw.algorithms)?;
     let skew = raw.clock_skew_s.unwrap_or(DEFAULT_SKEW_S);
-    if skew > MAX_SKEW_S {
-        return Err(invalid(
-            "http.auth.clockSkewS",
-            format!("must be between 0 and {MAX_SKEW_S} seconds, got {skew}"),
-        ));
-    }
+    super::validated::in_range(&super::numbers::CLOCK_SKEW_S, skew)?;
     let introspection = raw.introspection.map(introspection).transpose()?;
     Ok(OAuthConfig {
         issuer,

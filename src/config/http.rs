@@ -41,10 +41,10 @@ impl HttpConfig {
 pub(super) fn validate(raw: RawHttp) -> Result<HttpConfig, Invalid> {
     let port = match raw.port {
         None => DEFAULT_HTTP_PORT,
-        Some(p) => u16::try_from(p)
-            .ok()
-            .filter(|p| *p != 0)
-            .ok_or_else(|| invalid("http.port", format!("must be between 1 and 65535, got {p}")))?,
+        Some(p) => {
+            super::validated::in_range(&super::numbers::HTTP_PORT, p)?;
+            u16::try_from(p).expect("in range")
+        }
     };
     let allowed_hosts = raw
         .allowed_hosts

@@ -34,7 +34,7 @@ pub(super) const DEFAULT_SEND_TIMEOUT_MS: u64 = 90_000;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "an accepted version: an object with \"version\", \"document_sha256\" and \"checked_ms\" (what `inspect-core --check-contract --accept` writes)"
+    expecting = "an accepted version: an object with \"version\", \"document_sha256\", \"checked_ms\" and \"guard\" (what `inspect-core --check-contract --accept` writes)"
 )]
 pub struct RawHcVersion {
     /// `version`: hc's version as its hello reports it.
@@ -44,6 +44,21 @@ pub struct RawHcVersion {
     pub document_sha256: Option<String>,
     /// `checked_ms`: when the check ran, in ms since the Unix epoch.
     pub checked_ms: u64,
+    /// `guard`: how the core showed its `if` guard when it was checked;
+    /// absent in entries written before guards had to be shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardShown>,
+}
+
+/// How a core showed its `if` guard (`hcVersions[].guard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuardShown {
+    /// Its own `rpc.discover` document declares it (`document_sha256`
+    /// binds that document).
+    Document,
+    /// A live guard check saw it refuse a mismatching send.
+    LiveCheck,
 }
 
 /// One approved terminal lifetime as the file spells it.
@@ -246,7 +261,10 @@ impl RawConfig {
         if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
             return Err(ConfigError::Parse {
                 path: path.to_path_buf(),
-                detail: format!("it is not valid JSON ({e}): fix the JSON in that file"),
+                detail: format!(
+                    "it is not valid JSON ({e}){}: fix the JSON in that file",
+                    json_slip(text, &e)
+                ),
             });
         }
         if let Err(Walked::Repeated(repeat)) = json_keys::check_counted(text) {
@@ -261,6 +279,35 @@ impl RawConfig {
                 path: path.to_path_buf(),
                 detail: figment_detail(e),
             })
+    }
+}
+
+/// What JSON's common slips look like where parsing stopped: a comma
+/// before a closing bracket, or a comment; empty for anything else.
+fn json_slip(text: &str, error: &serde_json::Error) -> &'static str {
+    let Some(line) = text.lines().nth(error.line().saturating_sub(1)) else {
+        return "";
+    };
+    // serde_json counts columns in bytes, from 1, at the offending one.
+    let at = line
+        .get(error.column().saturating_sub(1)..)
+        .unwrap_or_default()
+        .trim_start();
+    let before: String = text
+        .lines()
+        .take(error.line().saturating_sub(1))
+        .chain(std::iter::once(
+            line.get(..error.column().saturating_sub(1))
+                .unwrap_or_default(),
+        ))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if at.starts_with("//") || at.starts_with("/*") || at.starts_with('#') {
+        "; JSON has no comments: remove it"
+    } else if (at.starts_with('}') || at.starts_with(']')) && before.trim_end().ends_with(',') {
+        "; JSON allows no comma before a closing } or ]: remove it"
+    } else {
+        ""
     }
 }
 
@@ -296,10 +343,14 @@ fn figment_detail(error: figment::Error) -> String {
         // figment's own wording nests quotes inside quotes; say it plainly.
         figment::error::Kind::UnknownField(field, known) => {
             return format!(
-                "unknown key {field:?}{} (a misspelling?); the keys here are: {}",
+                "unknown key {field:?}{} ({}); the keys here are: {}",
                 match key.rsplit_once('.') {
                     Some((parent, _)) => format!(" in {parent:?}"),
                     None => String::new(),
+                },
+                match known.iter().find(|k| k.eq_ignore_ascii_case(field)) {
+                    Some(meant) => format!("did you mean {meant:?}? keys are case-sensitive"),
+                    None => "a misspelling?".to_owned(),
                 },
                 known.join(", ")
             );
@@ -309,11 +360,67 @@ fn figment_detail(error: figment::Error) -> String {
         figment::error::Kind::UnknownVariant(found, expected) => {
             format!("{found:?} is not one of: {}", expected.join(", "))
         }
+        // A number of another type, or out of its type's range: what the
+        // key takes and means, never a Rust type.
+        figment::error::Kind::InvalidType(actual, _)
+        | figment::error::Kind::InvalidValue(actual, _)
+            if super::numbers::at(&key).is_some() =>
+        {
+            let number = super::numbers::at(&key).expect("just found");
+            let hint = match actual {
+                figment::error::Actual::Str(s) if s.trim().parse::<f64>().is_ok() => {
+                    ": write it as a number, without quotes"
+                }
+                _ => "",
+            };
+            format!("{}, got {}{hint}", number.wants(), actual_words(actual))
+        }
+        figment::error::Kind::InvalidType(actual, expected)
+        | figment::error::Kind::InvalidValue(actual, expected) => format!(
+            "must be {}, got {}",
+            expected_words(expected),
+            actual_words(actual)
+        ),
         kind => kind.to_string(),
     };
     if key.is_empty() {
         kind
     } else {
         format!("`{key}`: {kind}")
+    }
+}
+
+/// A value as the config's JSON spells it, not as serde names its type.
+fn actual_words(actual: &figment::error::Actual) -> String {
+    use figment::error::Actual;
+    match actual {
+        Actual::Bool(b) => b.to_string(),
+        Actual::Unsigned(n) => n.to_string(),
+        Actual::Signed(n) => n.to_string(),
+        Actual::Float(n) => n.to_string(),
+        Actual::Char(c) => format!("the string {:?}", c.to_string()),
+        Actual::Str(s) => format!(
+            "the string {}",
+            crate::escape::bounded(&format!("{s:?}"), 80)
+        ),
+        Actual::Unit | Actual::Option => "null".to_owned(),
+        Actual::Seq => "a list".to_owned(),
+        Actual::Map => "an object".to_owned(),
+        _ => "a value of another kind".to_owned(),
+    }
+}
+
+/// What serde expected, in the config's words.
+fn expected_words(expected: &str) -> String {
+    let words = expected.trim_start_matches("a ").trim_start_matches("an ");
+    match words {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
+        | "isize" => "a whole number".to_owned(),
+        "f32" | "f64" => "a number".to_owned(),
+        "string" | "str" | "borrowed string" => "a string".to_owned(),
+        "boolean" | "bool" => "true or false".to_owned(),
+        "sequence" => "a list".to_owned(),
+        "map" => "an object".to_owned(),
+        _ => expected.to_owned(),
     }
 }

@@ -191,7 +191,7 @@ fn a_hand_edited_allowlist_is_named_in_the_configs_words() {
     let cases = [
         (
             r#"{"socketPath": "/a", "sendAllowlist": ["t1"]}"#,
-            "`sendAllowlist[0]`: invalid type: found string \"t1\", expected an approved lifetime: an object with \"address\" and \"created_ms\"",
+            "`sendAllowlist[0]`: must be an approved lifetime: an object with \"address\" and \"created_ms\" (what `allow` writes), got the string \"t1\"",
         ),
         (
             r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "created_ms": 1}, {"address": "t2"}]}"#,
@@ -203,12 +203,110 @@ fn a_hand_edited_allowlist_is_named_in_the_configs_words() {
         ),
         (
             r#"{"socketPath": "/a", "http": 8765}"#,
-            "`http`: invalid type: found unsigned int `8765`, expected the HTTP settings: an object",
+            "`http`: must be the HTTP settings: an object such as {\"port\": 8765}, got 8765",
         ),
     ];
     for (text, said) in cases {
         let err = parse(text).expect_err(text).to_string();
         assert!(err.contains(said), "{text}: {err}");
         assert!(!err.contains("Raw"), "{text}: {err}");
+    }
+}
+
+#[test]
+fn every_numeric_key_names_its_range_and_meaning_whatever_the_wrong_value() {
+    let keys = [
+        ("timeoutMs", "from 100 to 60000", "call to hc"),
+        ("sendTimeoutMs", "from 1000 to 300000", "terminal.send"),
+        ("waitMaxMs", "from 100 to 600000", "wait"),
+        ("confirmTimeoutMs", "from 1000 to 600000", "confirmation"),
+        (
+            "confirmCallTimeoutMs",
+            "from 1000 to 600000",
+            "confirmation",
+        ),
+    ];
+    let wrong = [
+        "\"15000\"",
+        "null",
+        "-1",
+        "1.5",
+        "true",
+        "{}",
+        "[]",
+        "5",
+        "99999999999999999999",
+    ];
+    for (key, range, meaning) in keys {
+        for value in wrong {
+            let text = format!(r#"{{"socketPath": "/a", "{key}": {value}}}"#);
+            let err = parse(&text).expect_err(&text).to_string();
+            assert!(err.contains(&format!("`{key}`")), "{text}: {err}");
+            assert!(err.contains(range), "{text}: {err}");
+            assert!(err.contains(meaning), "{text}: {err}");
+            assert!(err.contains("milliseconds"), "{text}: {err}");
+            for rust in [
+                "u64",
+                "i64",
+                "u16",
+                "unit",
+                "signed int",
+                "float",
+                "sequence",
+                " map",
+            ] {
+                assert!(!err.contains(rust), "{text}: {rust} in {err}");
+            }
+        }
+    }
+    let quoted = parse(r#"{"socketPath": "/a", "sendTimeoutMs": "15000"}"#).unwrap_err();
+    assert!(
+        quoted
+            .to_string()
+            .contains("write it as a number, without quotes"),
+        "{quoted}"
+    );
+    for (text, said) in [
+        (
+            r#"{"socketPath": "/a", "http": {"port": "80"}}"#,
+            "from 1 to 65535",
+        ),
+        (
+            r#"{"socketPath": "/a", "http": {"port": 0}}"#,
+            "from 1 to 65535",
+        ),
+        (
+            r#"{"socketPath": "/a", "sendAllowlist": [{"address": "t1", "created_ms": "5"}]}"#,
+            "hc's created_ms",
+        ),
+    ] {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(said), "{text}: {err}");
+        assert!(
+            !err.contains("i64") && !err.contains("u64"),
+            "{text}: {err}"
+        );
+    }
+}
+
+#[test]
+fn json_slips_and_case_slips_are_named() {
+    for (text, said) in [
+        ("{\"socketPath\": \"/a\",}", "no comma before a closing"),
+        (
+            "{\"socketPath\": \"/a\",\n  \"sendAllowlist\": [],\n}",
+            "no comma before a closing",
+        ),
+        (
+            "{\"socketPath\": \"/a\" // hc's socket\n}",
+            "JSON has no comments",
+        ),
+        (
+            "{\"socketPath\": \"/a\", \"sendmode\": \"normal\"}",
+            "did you mean \"sendMode\"",
+        ),
+    ] {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(said), "{text}: {err}");
     }
 }

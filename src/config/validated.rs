@@ -10,21 +10,11 @@ use super::allowlist::{Approval, TerminalLifetime, allowlist};
 use super::error::{ConfigError, Invalid, invalid};
 use super::file;
 use super::http::{self, HttpConfig};
-use super::raw::{RawConfig, RawHcVersion, RawTransport};
+use super::numbers::{self, Number};
+use super::raw::{GuardShown, RawConfig, RawHcVersion, RawTransport};
 use super::send_mode::SendMode;
 use crate::hc::{Acceptance, AcceptedVersion, CoreId, HcClient};
 
-/// Bounds of `timeoutMs`: below 100 ms a busy core looks dead; above a
-/// minute a stuck core holds a tool call hostage.
-const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
-/// Bounds of `waitMaxMs`, the longest one wait call may wait.
-const WAIT_MAX_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
-/// Bounds of `confirmTimeoutMs` and `confirmCallTimeoutMs`: long enough for a human to read a prompt,
-/// short enough that an unanswered question does not hold a send forever.
-const CONFIRM_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
-/// Bounds of `sendTimeoutMs`: at least a second; at most five minutes, past
-/// hc's 60 s draft protection with room for slow submission checks.
-const SEND_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=300_000;
 /// Longest version string `hcVersions` takes.
 const MAX_VERSION_CHARS: usize = 64;
 
@@ -145,6 +135,12 @@ impl Config {
                 .map(|v| AcceptedVersion {
                     version: v.version.clone(),
                     document_sha256: v.document_sha256.clone(),
+                    // An entry without `guard` was written when a document
+                    // was only accepted if it declared the guard.
+                    guard_shown: match v.guard {
+                        Some(GuardShown::LiveCheck | GuardShown::Document) => true,
+                        None => v.document_sha256.is_some(),
+                    },
                 })
                 .collect(),
             operator_flag: self.operator_flag.clone(),
@@ -264,44 +260,17 @@ impl TryFrom<RawConfig> for Config {
             .map(CoreId::try_from)
             .transpose()
             .map_err(|e| invalid("coreId", e.to_string()))?;
-        if !TIMEOUT_MS_RANGE.contains(&raw.timeout_ms) {
-            return Err(invalid(
-                "timeoutMs",
-                format!("must be between 100 and 60000, got {}", raw.timeout_ms),
-            ));
-        }
-        if !WAIT_MAX_MS_RANGE.contains(&raw.wait_max_ms) {
-            return Err(invalid(
-                "waitMaxMs",
-                format!("must be between 100 and 600000, got {}", raw.wait_max_ms),
-            ));
-        }
-        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_timeout_ms) {
-            return Err(invalid(
-                "confirmTimeoutMs",
-                format!(
-                    "must be between 1000 and 600000, got {}",
-                    raw.confirm_timeout_ms
-                ),
-            ));
-        }
-        if !CONFIRM_TIMEOUT_MS_RANGE.contains(&raw.confirm_call_timeout_ms) {
-            return Err(invalid(
-                "confirmCallTimeoutMs",
-                format!(
-                    "must be between 1000 and 600000, got {}",
-                    raw.confirm_call_timeout_ms
-                ),
-            ));
-        }
-        if !SEND_TIMEOUT_MS_RANGE.contains(&raw.send_timeout_ms) {
-            return Err(invalid(
-                "sendTimeoutMs",
-                format!(
-                    "must be between 1000 and 300000, got {}",
-                    raw.send_timeout_ms
-                ),
-            ));
+        for (number, value) in [
+            (&numbers::TIMEOUT_MS, raw.timeout_ms),
+            (&numbers::WAIT_MAX_MS, raw.wait_max_ms),
+            (&numbers::CONFIRM_TIMEOUT_MS, raw.confirm_timeout_ms),
+            (
+                &numbers::CONFIRM_CALL_TIMEOUT_MS,
+                raw.confirm_call_timeout_ms,
+            ),
+            (&numbers::SEND_TIMEOUT_MS, raw.send_timeout_ms),
+        ] {
+            in_range(number, value)?;
         }
         check_hc_versions(&raw.hc_versions)?;
         let send_allowlist = allowlist(raw.send_allowlist)?;
@@ -342,6 +311,19 @@ impl TryFrom<RawConfig> for Config {
     }
 }
 
+/// `value` is in `number`'s range, or the message that says what the key
+/// takes and means.
+pub(super) fn in_range(number: &Number, value: u64) -> Result<(), Invalid> {
+    if number.takes(value) {
+        Ok(())
+    } else {
+        Err(invalid(
+            number.key,
+            format!("{}, got {value}", number.wants()),
+        ))
+    }
+}
+
 /// Whether `version` can be listed in `hcVersions`: 1 to 64 printable
 /// ASCII characters.
 pub(crate) fn is_acceptable_version(version: &str) -> bool {
@@ -369,6 +351,12 @@ fn check_hc_versions(versions: &[RawHcVersion]) -> Result<(), Invalid> {
             return Err(invalid(
                 format!("{key}.version"),
                 format!("{version} is listed twice: keep one entry per version"),
+            ));
+        }
+        if entry.guard == Some(GuardShown::Document) && entry.document_sha256.is_none() {
+            return Err(invalid(
+                format!("{key}.guard"),
+                "is \"document\", but no document_sha256 binds that document: let inspect-core --check-contract --accept write the entry",
             ));
         }
         if let Some(sha) = &entry.document_sha256

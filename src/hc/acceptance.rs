@@ -23,8 +23,13 @@ pub struct AcceptedVersion {
     pub version: String,
     /// SHA-256 (hex) of the core's `rpc.discover` document in canonical
     /// JSON ([`document_sha256`]), or none when the core did not describe
-    /// itself and was accepted on the probe alone.
+    /// itself.
     pub document_sha256: Option<String>,
+    /// The core showed its `if` guard when it was checked: its document
+    /// declared it (then `document_sha256` binds that document), or a live
+    /// guard check saw it refuse. A version accepted without either is
+    /// refused: an idle-only send rests on that guard.
+    pub guard_shown: bool,
 }
 
 /// The versions a client speaks beyond the built-in one, and the
@@ -45,6 +50,9 @@ pub enum Standing<'a> {
     Accepted,
     /// Accepted, provided the core's document still hashes to this.
     IfDocumentIs(&'a str),
+    /// Listed, but accepted without its guard being seen (an entry written
+    /// before guards had to be shown): refused until checked again.
+    Unguarded,
     /// Neither built in nor listed.
     Unaccepted,
 }
@@ -56,6 +64,9 @@ impl Acceptance {
             return Standing::Accepted;
         }
         match self.versions.iter().find(|v| v.version == version) {
+            Some(AcceptedVersion {
+                guard_shown: false, ..
+            }) => Standing::Unguarded,
             Some(AcceptedVersion {
                 document_sha256: Some(sha),
                 ..
@@ -182,10 +193,17 @@ mod tests {
                 AcceptedVersion {
                     version: "0.1.20".into(),
                     document_sha256: Some("ab".into()),
+                    guard_shown: true,
                 },
                 AcceptedVersion {
                     version: "0.1.17".into(),
                     document_sha256: None,
+                    guard_shown: true,
+                },
+                AcceptedVersion {
+                    version: "0.1.16".into(),
+                    document_sha256: None,
+                    guard_shown: false,
                 },
             ],
             operator_flag: String::new(),
@@ -195,6 +213,7 @@ mod tests {
             Standing::Accepted
         );
         assert_eq!(acceptance.standing("0.1.17"), Standing::Accepted);
+        assert_eq!(acceptance.standing("0.1.16"), Standing::Unguarded);
         assert_eq!(acceptance.standing("0.1.20"), Standing::IfDocumentIs("ab"));
         assert_eq!(acceptance.standing("0.1.2"), Standing::Unaccepted);
         assert_eq!(

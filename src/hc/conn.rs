@@ -62,7 +62,7 @@ impl Connection {
             }
             Err(e) => return Err(e),
         };
-        check_pins(framed.path(), &hello)?;
+        check_pins(framed.path(), &hello, &admission.current().operator_flag)?;
         let admitted = admit(&mut framed, &hello, admission).await?;
         Ok(Connection {
             framed,
@@ -128,8 +128,9 @@ impl Connection {
     }
 }
 
-fn check_pins(path: &Path, hello: &Hello) -> Result<(), CoreError> {
+fn check_pins(path: &Path, hello: &Hello, flag: &str) -> Result<(), CoreError> {
     let pin = |what, expected: &str, actual: String| CoreError::HandshakePin {
+        flag: flag.to_owned(),
         path: path.to_path_buf(),
         what,
         expected: expected.to_owned(),
@@ -167,6 +168,11 @@ async fn admit(
     let expected = match accepted.standing(&hello.version) {
         Standing::Accepted => return Ok(accepted),
         Standing::Unaccepted => return Err(refuse(String::new())),
+        Standing::Unguarded => {
+            return Err(refuse(
+                " as listed: it was accepted without its `if` guard being seen (no document declaring it, no live guard check), and an idle-only send rests on that guard. Check it again with --guard-check ADDRESS (a terminal of that core; the check types nothing)".to_owned(),
+            ));
+        }
         Standing::IfDocumentIs(sha) => sha,
     };
     if admission.is_verified(&hello.core_id, expected) {

@@ -1,7 +1,9 @@
 //! `inspect-core --check-contract --accept`: after a check that found
-//! nothing that would make a call fail, the core's version is written to
-//! `hcVersions` with its document's SHA-256 (null when the core does not
-//! describe itself) and when it was checked. Written like `allow` writes:
+//! nothing that would make a call fail, and saw the core's `if` guard (in
+//! its own document, or refusing the live check), the core's version is
+//! written to `hcVersions` with its document's SHA-256 (null when the core
+//! does not describe itself), how the guard was shown, and when it was
+//! checked. Never on the model's word. Written like `allow` writes:
 //! under the config's lock, to the file as it is by then, every other key
 //! kept; an entry for the same version is replaced, so re-checking an
 //! upgraded core binds the new document.
@@ -11,10 +13,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::approve::{self, ApproveError};
-use super::contract::{CheckReport, Discovery};
+use super::contract::{CheckReport, Discovery, Guard};
 use super::edit::{self, Editing};
-use crate::config;
-use crate::escape::printable;
+use crate::config::{self, GuardShown};
 use crate::hc::wire::PINNED_VERSION;
 
 const VERSIONS_KEY: &str = "hcVersions";
@@ -46,9 +47,27 @@ pub(crate) async fn accept(
     if !config::is_acceptable_version(version) {
         return refuse(format!(
             "accepted nothing: the core reports the version {}, which is not 1 to 64 printable ASCII characters; the config is unchanged",
-            printable(&format!("{version:?}"))
+            crate::escape::bounded(&format!("{version:?}"), 80)
         ));
     }
+    let guard = match &report.guard {
+        Guard::Document => GuardShown::Document,
+        Guard::LiveCheck(_) => GuardShown::LiveCheck,
+        Guard::NotShown => {
+            let flag = config_flag.map_or(String::new(), |p| {
+                format!(" --config {}", approve::shown(p))
+            });
+            let how = match &report.discovery {
+                Discovery::Described { .. } => {
+                    "its own document (rpc.discover) does not declare it"
+                }
+                _ => "it does not describe itself (no rpc.discover document)",
+            };
+            return refuse(format!(
+                "accepted nothing: this core has not shown the `if` guard idle-only sends rest on: {how}, and no live guard check saw it refuse. Run the live check on a terminal of this core (it types nothing: empty text, no Enter, an `if` the terminal does not match): herdr-core-mcp inspect-core --check-contract --guard-check ADDRESS --accept{flag}; the config is unchanged"
+            ));
+        }
+    };
     let sha256 = match &report.discovery {
         Discovery::Described { sha256 } => Some(sha256.clone()),
         Discovery::NotOffered(_) => None,
@@ -62,6 +81,7 @@ pub(crate) async fn accept(
         "version": version,
         "document_sha256": sha256,
         "checked_ms": crate::audit::now_ms(),
+        "guard": guard,
     });
     let resolved = edit::load(config_path)?.resolved;
     let _locked = config::lock(&resolved).await?;
@@ -79,17 +99,18 @@ pub(crate) async fn accept(
         Some(sha) => format!(
             "bound to its rpc.discover document, SHA-256 {sha}: a core of this version serving another document is refused"
         ),
-        None => {
-            "without a document (the core does not describe itself): accepted on the probe alone"
-                .to_owned()
-        }
+        None => "without a document (the core does not describe itself)".to_owned(),
+    };
+    let shown = match guard {
+        GuardShown::Document => "its `if` guard declared by that document",
+        GuardShown::LiveCheck => "its `if` guard shown by the live check",
     };
     let was = match previous {
         Some(_) => " (replacing the entry checked before)",
         None => "",
     };
     Ok(format!(
-        "accepted hc {version}{was}, {bound}\nwritten to {} (hcVersions); serve, allow and the tools now speak to this core; {}\n",
+        "accepted hc {version}{was}, {bound}, {shown}\nwritten to {} (hcVersions); serve, allow and the tools now speak to this core; {}\n",
         approve::shown(&resolved),
         approve::apply_hint(config_flag)
     ))

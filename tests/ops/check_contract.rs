@@ -265,3 +265,45 @@ async fn a_fifo_or_a_device_as_schema_or_record_is_refused_at_once() {
     }
     assert_eq!(sim.calls("terminal.send"), 0);
 }
+
+/// A hostile core's words are printed bounded: a 10 KB version, and a
+/// document of 10,000 methods (each listed kind cut at 20 lines, with a
+/// count of the rest).
+#[test]
+fn a_huge_version_and_a_document_of_ten_thousand_methods_print_bounded() {
+    let sim = Sim::start(SimOptions {
+        agents: 1,
+        version: Some("9".repeat(10_000)),
+        ..SimOptions::default()
+    });
+    let (code, out, err) = check(&sim, &["--accept"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.len() + err.len() < 8 * 1024,
+        "{} bytes",
+        out.len() + err.len()
+    );
+    assert!(!out.contains(&"9".repeat(200)), "{out}");
+    assert!(!err.contains(&"9".repeat(200)), "{err}");
+    assert!(out.contains("[10000 chars]"), "{out}");
+
+    let plain = Sim::start(SimOptions::agents(1));
+    let mut document: Value =
+        serde_json::from_str(herdr_core_mcp::wire::CONTRACT_DOCUMENT).unwrap();
+    let methods = document["methods"].as_array_mut().unwrap();
+    for i in 0..10_000 {
+        methods.push(json!({"name": format!("extra.method_{i:05}"), "params": [],
+            "result": {"name": "r", "schema": {"type": "object"}}}));
+    }
+    let path = plain.dir.path().join("huge.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let (code, out, _) = check(&plain, &["--schema", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.len() < 16 * 1024, "{} bytes", out.len());
+    assert!(out.contains("… and 9980 more of this kind"), "{out}");
+    let (_, json_out, _) = check(&plain, &["--schema", path.to_str().unwrap(), "--json"]);
+    let report: Value = serde_json::from_str(&json_out).unwrap();
+    assert_eq!(report["differences"].as_array().map(Vec::len), Some(500));
+    assert_eq!(report["differences_not_listed"], 9_500);
+    assert!(json_out.len() < 256 * 1024, "{} bytes", json_out.len());
+}

@@ -5,6 +5,7 @@
 
 mod approve;
 mod check_contract;
+mod config_hints;
 mod config_locks;
 mod doctor_ends;
 mod doctor_token;

@@ -1,9 +1,10 @@
 //! Serving the cores people run: a core of another version than the
 //! built-in one is refused (naming `--accept`) until `inspect-core
 //! --check-contract --accept` checked and recorded it; then every tool
-//! works; a core whose document changed is refused again; a core that does
-//! not describe itself is accepted on the probe alone; a core without the
-//! `if` guard never is.
+//! works; a core whose document changed is refused again; a core is
+//! accepted only once it has shown its `if` guard (its own document
+//! declares it, or the live check saw it refuse), and one that ignores the
+//! guard never is.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -148,46 +149,169 @@ async fn a_checked_newer_core_is_accepted_served_and_refused_once_changed() {
     assert_eq!(sim.calls("terminal.send"), 0);
 }
 
-#[test]
-fn a_core_that_does_not_describe_itself_is_accepted_on_the_probe_alone() {
+/// A client that reads the simulated cores of these tests, whatever
+/// version they play (the test's own eyes, not the adapter's acceptance).
+fn reader(socket: &Path) -> herdr_core_mcp::HcClient {
+    let played = |version: &str| herdr_core_mcp::AcceptedVersion {
+        version: version.into(),
+        document_sha256: None,
+        guard_shown: true,
+    };
+    herdr_core_mcp::HcClient::with(
+        socket,
+        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(5),
+        herdr_core_mcp::Acceptance {
+            versions: vec![played("0.1.17"), played("0.1.20")],
+            operator_flag: String::new(),
+        },
+    )
+}
+
+/// What the core says of the terminal at `address`: its status word and
+/// status_seq.
+async fn record(socket: &Path, address: &str) -> (String, u64) {
+    let got = reader(socket)
+        .get(address)
+        .await
+        .expect("the terminal is there");
+    (got.value.status.to_string(), got.value.status_seq)
+}
+
+/// The screen of the terminal at `address`.
+async fn screen(socket: &Path, address: &str) -> String {
+    reader(socket)
+        .read(address)
+        .await
+        .expect("a screen")
+        .value
+        .text
+}
+
+/// Waits until the agent at t1 of the core at `socket` reports idle.
+async fn t1_idle(socket: &Path) -> u64 {
+    crate::support::eventually("t1 idle", async || {
+        let (status, seq) = record(socket, "t1").await;
+        (status == "idle").then_some(seq)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_core_that_does_not_describe_itself_is_accepted_once_the_live_check_sees_its_guard() {
     let sim = Sim::start(SimOptions {
         no_discover: true,
         ..playing("0.1.17")
     });
     let config = sim.config(json!({}));
+    let before = std::fs::read_to_string(&config).unwrap();
+    // Without a document nothing shows the guard: never on the model's word.
     let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("rpc.discover: not offered"), "{out}");
-    assert!(out.contains("accepted on the probe alone"), "{out}");
-    assert_eq!(hc_versions(&config)[0]["document_sha256"], Value::Null);
+    assert!(out.contains("guard: NOT shown"), "{out}");
+    assert!(err.contains("accepted nothing"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--guard-check ADDRESS --accept --config {}",
+            config.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+
+    // The live check: refused with status_mismatch, nothing written.
+    let seq = t1_idle(&sim.socket).await;
+    let (code, out, err) = inspect(
+        &config,
+        &["--check-contract", "--guard-check", "t1", "--accept"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("guard: shown by the live check"), "{out}");
+    assert!(out.contains("`if`: working (it was idle)"), "{out}");
+    assert!(out.contains("accepted hc 0.1.17"), "{out}");
+    let versions = hc_versions(&config);
+    assert_eq!(versions[0]["document_sha256"], Value::Null, "{versions}");
+    assert_eq!(versions[0]["guard"], "live-check", "{versions}");
+    assert_eq!(sim.calls("terminal.send"), 1, "the check sends once");
+    assert_eq!(sim.writes_to("t1"), 0, "the guarded core wrote nothing");
+    assert_eq!(record(&sim.socket, "t1").await, ("idle".to_owned(), seq));
     let (code, out, err) = inspect(&config, &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("0.1.17"), "{out}");
 }
 
+#[tokio::test]
+async fn a_core_that_ignores_the_guard_is_never_accepted_and_the_check_types_nothing() {
+    // With its own document (without `if`), and without one at all.
+    for no_discover in [false, true] {
+        let sim = Sim::start(SimOptions {
+            no_if_guard: true,
+            no_discover,
+            ..playing("0.1.20")
+        });
+        let config = sim.config(json!({}));
+        let before = std::fs::read_to_string(&config).unwrap();
+        let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains("guard: NOT shown"), "{out}");
+        assert!(err.contains("accepted nothing"), "{err}");
+        assert!(err.contains("--guard-check ADDRESS"), "{err}");
+
+        let seq = t1_idle(&sim.socket).await;
+        let screen_before = screen(&sim.socket, "t1").await;
+        let (code, out, err) = inspect(
+            &config,
+            &["--check-contract", "--guard-check", "t1", "--accept"],
+        );
+        assert_eq!(code, 1, "{no_discover}: {out}{err}");
+        assert!(
+            out.contains("! terminal.send params.if: the core took the guard check's send"),
+            "{out}"
+        );
+        assert!(out.contains("it ignores `if`"), "{out}");
+        assert!(err.contains("accepted nothing"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            before,
+            "the config changed"
+        );
+        // The core wrote (it ignores `if`), but what it wrote types nothing:
+        // no character, no Enter; the agent never started a task.
+        assert_eq!(sim.writes_to("t1"), 1, "the unguarded core wrote");
+        for write in sim.writes() {
+            assert_eq!(
+                write["sha256"],
+                json!(crate::support::sha256_hex("")),
+                "{write}"
+            );
+        }
+        assert_eq!(record(&sim.socket, "t1").await, ("idle".to_owned(), seq));
+        assert_eq!(screen(&sim.socket, "t1").await, screen_before);
+        let (code, _, err) = inspect(&config, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("has not accepted"), "{err}");
+    }
+}
+
 #[test]
-fn a_core_without_the_if_guard_is_never_accepted() {
+fn an_entry_accepted_on_the_models_word_is_refused_until_checked_again() {
     let sim = Sim::start(SimOptions {
-        no_if_guard: true,
-        ..playing("0.1.20")
+        no_discover: true,
+        ..playing("0.1.17")
     });
-    let config = sim.config(json!({}));
-    let before = std::fs::read_to_string(&config).unwrap();
-    let (code, out, err) = inspect(&config, &["--check-contract", "--accept"]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains("! terminal.send params.if: no `if` guard"),
-        "{out}"
-    );
-    assert!(err.contains("accepted nothing"), "{err}");
-    assert_eq!(
-        std::fs::read_to_string(&config).unwrap(),
-        before,
-        "the config changed"
-    );
+    // What --accept wrote before a guard had to be shown: no document, no
+    // guard.
+    let config = sim.config(json!({"hcVersions": [
+        {"version": "0.1.17", "document_sha256": null, "checked_ms": 1}
+    ]}));
     let (code, _, err) = inspect(&config, &[]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("has not accepted"), "{err}");
+    assert!(
+        err.contains("accepted without its `if` guard being seen"),
+        "{err}"
+    );
+    assert!(err.contains("--guard-check ADDRESS"), "{err}");
 }
 
 #[tokio::test]

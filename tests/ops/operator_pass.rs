@@ -90,7 +90,8 @@ async fn an_agent_approved_with_mode_normal_takes_two_prompts_in_a_row() {
     let reason = refused["reason"].as_str().unwrap();
     assert!(
         reason.contains("may not become idle by itself")
-            && reason.contains("herdr-core-mcp allow --mode normal t2"),
+            && reason.contains("herdr-core-mcp allow --mode normal --config ")
+            && reason.ends_with(" t2"),
         "{reason}"
     );
     assert_eq!(sim.writes_to("t2"), 1);

@@ -8,12 +8,21 @@ use serde_json::{Value, json};
 use super::model::Document;
 use super::probe::{self, Ask, Probe, Received};
 use super::report::Findings;
-use super::{Difference, Discovery, Group, MAX_TERMINALS, Source, compare, schema_diff};
-use crate::hc::wire::{self, ErrorKind, PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
+use super::{
+    Difference, Discovery, Group, Guard, MAX_TERMINALS, Source, compare, guard, schema_diff,
+};
+use crate::hc::wire::{self, ErrorKind, Method, PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 
 /// Asks the core each read method and the unknown one, comparing every
 /// reply with the model.
-pub(super) async fn probe_core(model: &Document, mut probe: Probe, findings: &mut Findings) {
+/// With `guard_check` (a terminal, and the bound of one send), the live
+/// guard check runs last.
+pub(super) async fn probe_core(
+    model: &Document,
+    mut probe: Probe,
+    guard_check: Option<(&str, std::time::Duration)>,
+    findings: &mut Findings,
+) {
     let hello = serde_json::to_value(crate::hc::conn::hello_params()).expect("params encode");
     let Some(result) = call(model, &mut probe, findings, Ask::Hello, hello).await else {
         return;
@@ -75,6 +84,28 @@ pub(super) async fn probe_core(model: &Document, mut probe: Probe, findings: &mu
     }
     if !findings.lost {
         unknown_method(&mut probe, findings).await;
+    }
+    if let Some((address, send_timeout)) = guard_check
+        && !findings.lost
+    {
+        *findings.calls.entry(Method::Send.as_str()).or_default() += 1;
+        match guard::live(&mut probe, address, send_timeout).await {
+            refused @ guard::Live::Refused { .. } => findings.guard = Guard::LiveCheck(refused),
+            guard::Live::Ignored(what) => {
+                findings.add(
+                    Difference::new(Group::Guard, Method::Send.as_str(), "params.if", what)
+                        .breaking(),
+                );
+                findings.guard = Guard::NotShown;
+            }
+            guard::Live::Inconclusive(why) => {
+                findings.guard_notes.push(format!("the live check: {why}"));
+            }
+        }
+    } else if findings.guard == Guard::NotShown && !findings.lost {
+        findings
+            .guard_notes
+            .push("no live check was asked for (--guard-check ADDRESS)".to_owned());
     }
 }
 
@@ -324,6 +355,12 @@ async fn discover(model: &Document, probe: &mut Probe, findings: &mut Findings) 
                             ..difference
                         });
                     }
+                    match guard::declared(&theirs) {
+                        Ok(()) => findings.guard = Guard::Document,
+                        Err(fault) => findings
+                            .guard_notes
+                            .push(format!("its own document {}", fault.why())),
+                    }
                     findings.discovery = Discovery::Described { sha256 };
                 }
                 Err(why) => findings.add(Difference::new(
@@ -337,6 +374,9 @@ async fn discover(model: &Document, probe: &mut Probe, findings: &mut Findings) 
         Some(Err(error)) => {
             let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
             findings.discovery = Discovery::NotOffered(code);
+            findings
+                .guard_notes
+                .push("it does not describe itself (no rpc.discover document)".to_owned());
         }
         None => {}
     }

@@ -19,6 +19,7 @@
 
 mod asking;
 mod compare;
+mod guard;
 mod model;
 mod probe;
 mod report;
@@ -37,6 +38,8 @@ use report::Findings;
 /// Terminals asked about one by one at most: enough to see each shape a
 /// core sends, few enough to stay quick on a large core.
 pub(crate) const MAX_TERMINALS: usize = 50;
+/// Longest method or field name a report repeats: names, not documents.
+const MAX_NAME_CHARS: usize = 128;
 
 /// What the operator asked for.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +49,20 @@ pub(crate) struct Check {
     pub json: bool,
     /// Where to write the exchange, private values digested.
     pub record: Option<PathBuf>,
+    /// The terminal of the live guard check (`--guard-check ADDRESS`).
+    pub guard_check: Option<String>,
+}
+
+/// How the core showed its `if` guard, if it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Guard {
+    /// It did not (the report says why).
+    #[default]
+    NotShown,
+    /// Its own document declares it, soundly.
+    Document,
+    /// The live check saw it refuse a mismatching send.
+    LiveCheck(guard::Live),
 }
 
 /// Why the check could not run at all (exit 2).
@@ -60,7 +77,7 @@ pub enum CheckError {
 }
 
 /// Kinds of difference, in the order the report lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Group {
     /// The core could not be reached, or stopped answering.
@@ -81,6 +98,9 @@ pub(crate) enum Group {
     ErrorMessage,
     /// An error object without the code or `data.kind` the model has.
     ErrorShape,
+    /// A document's `terminal.send` guard declared ambiguously, withdrawn,
+    /// or unable to take `"idle"`.
+    Guard,
 }
 
 impl Group {
@@ -113,12 +133,13 @@ impl Group {
             Group::ValueOutside => "other values outside the model",
             Group::ErrorMessage => "error objects whose message is not the kind's name",
             Group::ErrorShape => "error objects of another shape",
+            Group::Guard => "the `if` guard of terminal.send",
         }
     }
 }
 
 /// Where a difference was seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Source {
     Core,
@@ -129,7 +150,7 @@ pub(crate) enum Source {
 }
 
 /// One difference from the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub(crate) struct Difference {
     pub group: Group,
     pub source: Source,
@@ -142,12 +163,15 @@ pub(crate) struct Difference {
 }
 
 impl Difference {
+    /// A difference; the method's and the field's names (a core's or a
+    /// document's words) are cut to [`MAX_NAME_CHARS`].
     pub(crate) fn new(group: Group, method: &str, field: &str, detail: String) -> Difference {
+        let name = |s: &str| crate::escape::bounded(s, MAX_NAME_CHARS).into_owned();
         Difference {
             group,
             source: Source::Core,
-            method: method.to_owned(),
-            field: field.to_owned(),
+            method: name(method),
+            field: name(field),
             detail,
             breaks: group.breaks(),
         }
@@ -188,6 +212,8 @@ pub(crate) struct CheckReport {
     pub version: Option<String>,
     /// What `rpc.discover` said.
     pub discovery: Discovery,
+    /// Whether, and how, the core showed its `if` guard.
+    pub guard: Guard,
 }
 
 /// What the core said of itself.
@@ -232,7 +258,13 @@ pub(crate) async fn run(config: &Config, check: &Check) -> Result<CheckReport, C
     )
     .await
     {
-        Ok(probe) => asking::probe_core(&model, probe, &mut findings).await,
+        Ok(probe) => {
+            let guard_check = check
+                .guard_check
+                .as_deref()
+                .map(|address| (address, config.send_timeout()));
+            asking::probe_core(&model, probe, guard_check, &mut findings).await;
+        }
         Err(why) if why.starts_with("cannot write the record") => {
             return Err(CheckError::Record(why));
         }

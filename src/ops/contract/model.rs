@@ -45,6 +45,14 @@ impl Document {
         self.root["methods"].as_array().into_iter().flatten()
     }
 
+    /// Every method the document names `name` (a sound one names each
+    /// once).
+    pub(super) fn methods_named(&self, name: &str) -> Vec<&Value> {
+        self.methods()
+            .filter(|m| m.get("name").and_then(Value::as_str) == Some(name))
+            .collect()
+    }
+
     fn method(&self, name: &str) -> Option<&Value> {
         self.methods()
             .find(|m| m.get("name").and_then(Value::as_str) == Some(name))
@@ -85,6 +93,46 @@ impl Document {
             schema = self.root.pointer(reference.strip_prefix('#')?)?;
         }
         None
+    }
+
+    /// Whether a value may be `value` under `schema`, as far as the words
+    /// the checker reads can tell: `$ref` followed, `allOf` all of,
+    /// `anyOf`/`oneOf` any of, `enum`/`const`, and `type` (a word or a
+    /// list); a schema that says nothing of it takes it. A `$ref` that
+    /// leads nowhere, or deeper than the bound, takes nothing.
+    pub(super) fn takes_value(&self, schema: &Value, value: &Value) -> bool {
+        self.takes_within(schema, value, MAX_REF_DEPTH)
+    }
+
+    fn takes_within(&self, schema: &Value, value: &Value, depth: usize) -> bool {
+        if depth == 0 {
+            return false;
+        }
+        let Some(schema) = self.resolve(schema) else {
+            return false;
+        };
+        if schema == &Value::Bool(false) {
+            return false;
+        }
+        let branches = |key: &str| schema.get(key).and_then(Value::as_array);
+        if let Some(all) = branches("allOf")
+            && !all.iter().all(|s| self.takes_within(s, value, depth - 1))
+        {
+            return false;
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(any) = branches(key)
+                && !any.iter().any(|s| self.takes_within(s, value, depth - 1))
+            {
+                return false;
+            }
+        }
+        if let Some(values) = allowed_values(schema)
+            && !values.contains(&value)
+        {
+            return false;
+        }
+        type_allowed(&types(schema), type_of(value))
     }
 
     /// The properties of an object schema: (name, required, schema).

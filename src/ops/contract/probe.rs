@@ -2,9 +2,10 @@
 //! framing so it can see what that framing would only refuse: a line that
 //! is not JSON, binary frames, a reply that never ends. It asks only what
 //! [`Ask`] can name, the four read methods, `rpc.discover` and one method
-//! no core has:
-//! `terminal.send` cannot be spelt here. Each reply is bounded like the
-//! adapter's (1 MiB, the config's `timeoutMs`). With `--record`, every
+//! no core has; the one `terminal.send` it can spell is the guard check's
+//! ([`Probe::ask_guard`]: empty text, no submit, no force, a mismatching
+//! `if`), which types nothing. Each reply is bounded like the adapter's
+//! (1 MiB, the config's `timeoutMs`; `sendTimeoutMs` for that send). With `--record`, every
 //! exchange is written as a JSON line with screen text, titles, cwds and
 //! argv replaced by their length and SHA-256, so it can be shared.
 
@@ -130,14 +131,47 @@ impl Probe {
 
     /// Sends one request and reads its reply; the request's id with it.
     pub(super) async fn ask(&mut self, ask: Ask, params: Value) -> (u64, Received) {
+        self.exchange(ask.method(), params, self.timeout).await
+    }
+
+    /// `terminal.get` of `address`.
+    pub(super) async fn ask_record(&mut self, address: &str) -> (u64, Received) {
+        self.ask(Ask::Get, json!({"address": address})).await
+    }
+
+    /// The guard check's one send: to `address`, empty text, no submit,
+    /// no force, `if` set to `sent_if` (a status the terminal is not in),
+    /// bounded by `timeout`. Nothing else can be written through a probe.
+    pub(super) async fn ask_guard(
+        &mut self,
+        address: &str,
+        sent_if: &'static str,
+        timeout: Duration,
+    ) -> (u64, Received) {
+        let params = json!({
+            "address": address,
+            "text": "",
+            "submit": false,
+            "if": sent_if,
+            "force": false,
+        });
+        self.exchange(Method::Send.as_str(), params, timeout).await
+    }
+
+    async fn exchange(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> (u64, Received) {
         let id = self.next_id;
         self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": ask.method(), "params": params});
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.note("request", &request);
         let mut line = request.to_string();
         line.push('\n');
         let received = match self.stream.write_all(line.as_bytes()).await {
-            Ok(()) => self.read_reply().await,
+            Ok(()) => self.read_reply(timeout).await,
             Err(_) => Received::Closed,
         };
         match &received {
@@ -152,8 +186,8 @@ impl Probe {
     }
 
     /// One reply: bytes up to a line end, within the timeout and the cap.
-    async fn read_reply(&mut self) -> Received {
-        let deadline = tokio::time::Instant::now() + self.timeout;
+    async fn read_reply(&mut self, timeout: Duration) -> Received {
+        let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();

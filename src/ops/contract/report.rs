@@ -1,17 +1,24 @@
 //! What the check found, and how it is printed: a text grouped by kind of
 //! difference, or one JSON document. Every value from the core is escaped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{Check, CheckReport, Difference, Discovery, Source};
+use super::guard::Live;
+use super::{Check, CheckReport, Difference, Discovery, Guard, Source};
 use crate::escape::{self, printable};
 use crate::hc::Acceptance;
 use crate::hc::acceptance::Standing;
 use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
+
+/// Differences of one kind listed in the text report at most; the rest
+/// are counted (a document of thousands of methods stays readable).
+const MAX_LISTED_PER_GROUP: usize = 20;
+/// Differences listed in the JSON report at most; the rest are counted.
+const MAX_LISTED_JSON: usize = 500;
 
 /// Everything seen: the differences (each counted once per place), the
 /// core's version, and the calls made.
@@ -19,12 +26,18 @@ use crate::hc::wire::{PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
 pub(super) struct Findings {
     /// (difference, how many times it was seen)
     differences: Vec<(Difference, usize)>,
+    /// Where each difference sits in `differences`.
+    index: HashMap<Difference, usize>,
     /// The version, escaped and bounded for showing.
     pub version: Option<String>,
     /// The version as the hello spelt it, for `--accept`.
     pub raw_version: Option<String>,
     pub core_id: Option<String>,
     pub discovery: Discovery,
+    /// Whether, and how, the core showed its `if` guard.
+    pub guard: Guard,
+    /// Why the guard was not shown, each way it was looked for.
+    pub guard_notes: Vec<String>,
     pub calls: BTreeMap<&'static str, usize>,
     pub terminals: usize,
     /// The connection stopped pairing replies with requests (no reply, a
@@ -34,9 +47,13 @@ pub(super) struct Findings {
 
 impl Findings {
     pub(super) fn add(&mut self, difference: Difference) {
-        match self.differences.iter_mut().find(|(d, _)| *d == difference) {
-            Some((_, count)) => *count += 1,
-            None => self.differences.push((difference, 1)),
+        match self.index.get(&difference) {
+            Some(&at) => self.differences[at].1 += 1,
+            None => {
+                self.index
+                    .insert(difference.clone(), self.differences.len());
+                self.differences.push((difference, 1));
+            }
         }
     }
 
@@ -55,6 +72,7 @@ impl Findings {
             breaking: self.breaking(),
             version: self.raw_version.clone(),
             discovery: self.discovery.clone(),
+            guard: self.guard.clone(),
         }
     }
 
@@ -70,8 +88,42 @@ impl Findings {
             (Standing::IfDocumentIs(_), _) => {
                 "listed in hcVersions with another document than it serves now: refused until accepted again (--accept)"
             }
+            (Standing::Unguarded, _) => {
+                "listed in hcVersions, but accepted without its `if` guard being seen: refused until accepted again with --guard-check ADDRESS"
+            }
             (Standing::Unaccepted, _) => {
                 "not accepted: serve, allow and the tools refuse this core until --accept records it"
+            }
+        })
+    }
+
+    /// Whether the core showed its guard, and how; or why not and how it
+    /// can.
+    fn guard_line(&self) -> Option<String> {
+        let version = self.raw_version.as_deref()?;
+        Some(match &self.guard {
+            Guard::Document => "guard: shown by the core's own document (terminal.send declares an `if` that takes \"idle\")".to_owned(),
+            Guard::LiveCheck(Live::Refused {
+                address,
+                sent_if,
+                status,
+            }) => format!(
+                "guard: shown by the live check: terminal.send to {} with `if`: {sent_if} (it was {status}), empty text and no Enter, was refused with status_mismatch before anything was written",
+                printable(address)
+            ),
+            Guard::LiveCheck(_) | Guard::NotShown if version == PINNED_VERSION =>
+            {
+                "guard: the built-in version, whose modelled contract has it (--guard-check ADDRESS shows whether this core honours it)".to_owned()
+            }
+            Guard::LiveCheck(_) | Guard::NotShown => {
+                let mut line = "guard: NOT shown".to_owned();
+                for note in &self.guard_notes {
+                    let _ = write!(line, "; {}", printable(note));
+                }
+                line.push_str(
+                    "; a core is accepted only once it shows its `if` guard, by its own document or by the live check on a terminal you name, which types nothing (--guard-check ADDRESS)",
+                );
+                line
             }
         })
     }
@@ -80,7 +132,7 @@ impl Findings {
         Some(match &self.discovery {
             Discovery::NotAsked => return None,
             Discovery::NotOffered(code) => format!(
-                "rpc.discover: not offered (error {code}): the core does not describe itself, so it is judged on the shapes observed alone, and whether its terminal.send honours `if` cannot be read without writing (it rests on the model's word)"
+                "rpc.discover: not offered (error {code}): the core does not describe itself, so it is judged on the shapes observed alone"
             ),
             Discovery::Described { sha256 } => format!(
                 "rpc.discover: the core's own document (SHA-256 {sha256}), compared with the model below"
@@ -107,6 +159,9 @@ impl Findings {
         if let Some(line) = self.discovery_line() {
             let _ = writeln!(out, "{line}");
         }
+        if let Some(line) = self.guard_line() {
+            let _ = writeln!(out, "{line}");
+        }
         if !self.calls.is_empty() {
             let calls: Vec<String> = self
                 .calls
@@ -130,9 +185,11 @@ impl Findings {
         let mut sorted = self.differences.clone();
         sorted.sort_by_key(|(a, _)| (a.source, a.group));
         let mut heading = None;
-        for (difference, count) in &sorted {
+        let mut listed = 0;
+        for (at, (difference, count)) in sorted.iter().enumerate() {
             let this = (difference.source, difference.group);
             if heading != Some(this) {
+                listed = 0;
                 let n = sorted
                     .iter()
                     .filter(|(d, _)| (d.source, d.group) == this)
@@ -144,6 +201,20 @@ impl Findings {
                 };
                 let _ = write!(out, "\n{}{from} ({n})\n", difference.group.heading());
                 heading = Some(this);
+            }
+            listed += 1;
+            if listed > MAX_LISTED_PER_GROUP {
+                let last_of_group = sorted
+                    .get(at + 1)
+                    .is_none_or(|(d, _)| (d.source, d.group) != this);
+                if last_of_group {
+                    let _ = writeln!(
+                        out,
+                        "  … and {} more of this kind (not listed; --json lists up to {MAX_LISTED_JSON} in all)",
+                        listed - MAX_LISTED_PER_GROUP
+                    );
+                }
+                continue;
             }
             let place = match (difference.method.is_empty(), difference.field.is_empty()) {
                 (true, _) => String::new(),
@@ -186,6 +257,7 @@ impl Findings {
         let differences: Vec<Value> = self
             .differences
             .iter()
+            .take(MAX_LISTED_JSON)
             .map(|(d, count)| {
                 let mut value = serde_json::to_value(d).expect("a difference encodes");
                 value["count"] = json!(count);
@@ -203,12 +275,21 @@ impl Findings {
                 Discovery::NotOffered(code) => json!({"offered": false, "error_code": code}),
                 Discovery::Described { sha256 } => json!({"offered": true, "document_sha256": sha256}),
             },
+            "guard": {
+                "shown": match &self.guard {
+                    Guard::Document => json!("document"),
+                    Guard::LiveCheck(Live::Refused { .. }) => json!("live-check"),
+                    _ => json!(null),
+                },
+                "notes": self.guard_notes,
+            },
             "breaking": self.breaking(),
             "calls": self.calls,
             "terminals_checked": self.terminals,
             "schema": check.schema,
             "record": check.record,
             "differences": differences,
+            "differences_not_listed": self.count().saturating_sub(MAX_LISTED_JSON),
         });
         let mut text =
             escape::json(&serde_json::to_string_pretty(&doc).expect("plain data always encodes"))

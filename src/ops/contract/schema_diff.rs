@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::guard::{self, Fault};
 use super::model::{self, Document};
 use super::{Difference, Group};
 
@@ -12,16 +13,6 @@ use super::{Difference, Group};
 /// unacceptable.
 const SEND: &str = "terminal.send";
 const GUARD: &str = "if";
-
-/// Whether the guard's schema lets it name `idle` (an `enum` or `const`
-/// that leaves it out does not; a plain string does).
-fn takes_idle(document: &Document, schema: &Value) -> bool {
-    let schema = document.resolve(schema).unwrap_or(schema);
-    match model::allowed_values(schema) {
-        Some(values) => values.iter().any(|v| v.as_str() == Some("idle")),
-        None => model::types(schema).contains(&"string") || model::types(schema).is_empty(),
-    }
-}
 
 /// The differences of `theirs` from the model.
 pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
@@ -42,6 +33,17 @@ pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
             fields(ours, theirs, &method, a, b, "result", &mut found);
         }
     }
+    if let Err(Fault::Unsound(why)) = guard::declared(theirs) {
+        found.push(
+            Difference::schema(
+                Group::Guard,
+                SEND,
+                "params.if",
+                format!("the document {why}: an idle-only send to this core would go unguarded, so it is never accepted"),
+            )
+            .breaking(),
+        );
+    }
     for method in their_methods {
         if !ours.method_names().contains(&method) {
             found.push(Difference::schema(
@@ -59,12 +61,15 @@ fn params(ours: &Document, theirs: &Document, method: &str, found: &mut Vec<Diff
     let (a, b) = (ours.params(method), theirs.params(method));
     for (name, required, schema) in &a {
         match b.iter().find(|(n, ..)| n == name) {
-            None if method == SEND && name == GUARD => found.push(Difference::schema(
-                Group::Missing,
-                method,
-                "params.if",
-                "no `if` guard: an idle-only send to this core would go unguarded, so it is never accepted".to_owned(),
-            )),
+            None if method == SEND && name == GUARD => found.push(
+                Difference::schema(
+                    Group::Missing,
+                    method,
+                    "params.if",
+                    "no `if` param: the document does not show the guard idle-only sends rest on, so the core must show it live (--guard-check ADDRESS) before it is accepted".to_owned(),
+                )
+                .tolerated(),
+            ),
             None => found.push(Difference::schema(
                 Group::Missing,
                 method,
@@ -90,14 +95,7 @@ fn params(ours: &Document, theirs: &Document, method: &str, found: &mut Vec<Diff
                     their_schema,
                     found,
                 );
-                if method == SEND && name == GUARD && !takes_idle(theirs, their_schema) {
-                    found.push(Difference::schema(
-                        Group::ValueOutside,
-                        method,
-                        "params.if",
-                        "the `if` guard cannot take \"idle\": an idle-only send to this core would go unguarded, so it is never accepted".to_owned(),
-                    ).breaking());
-                }
+
             }
         }
     }

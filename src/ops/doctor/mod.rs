@@ -196,13 +196,18 @@ pub(super) fn pid_list(pids: &[u32]) -> String {
 
 fn check_core(report: &mut Checkup, config: &Config, live: &str) {
     match config.core_id() {
-        Some(id) if id.as_str() == live => report.ok("coreId", format!("matches hc's core_id {live}")),
-        Some(id) => report.fail(
-            "coreId",
-            format!(
-                "is {id}, but hc is now core {live} (hc restarted): nothing can be sent; approve again with herdr-core-mcp allow ADDRESS (it updates coreId)"
-            ),
-        ),
+        Some(id) if id.as_str() == live => {
+            report.ok("coreId", format!("matches hc's core_id {live}"))
+        }
+        Some(id) => {
+            let flag = report.config_flag.clone();
+            report.fail(
+                "coreId",
+                format!(
+                    "is {id}, but hc is now core {live} (hc restarted): nothing can be sent; approve again with herdr-core-mcp allow{flag} ADDRESS (it updates coreId)"
+                ),
+            )
+        }
         // A read-only setup: reading works, and nothing can be sent.
         None => {
             let flag = report.config_flag.clone();
