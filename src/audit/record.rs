@@ -178,6 +178,9 @@ pub enum ReasonCode {
     StatusNotAllowed,
     /// not_sent: hc could not be reached to send; nothing was written.
     DispatchFailed,
+    /// not_sent: the adapter's own earlier sends held its sends' share of
+    /// connections to hc for longer than `timeoutMs`; nothing was written.
+    SendsQueued,
     /// not_sent: hc's atomic `if` guard refused; nothing was written.
     StatusMismatch,
     /// not_sent: hc answered `started: false`: it did not start the
@@ -199,8 +202,12 @@ pub enum ReasonCode {
     ConfirmationInvalid,
     /// unknown: the request reached hc and no valid answer came back.
     PostDispatchFailure,
-    /// unknown: the adapter failed inside the attempt.
+    /// unknown: the adapter failed inside the attempt (not_sent when it
+    /// failed before dispatch).
     InternalError,
+    /// unknown: `serve` stopped (SIGTERM or SIGINT) after dispatch, before
+    /// hc answered (not_sent when it stopped before dispatch).
+    ServerStopping,
 }
 
 impl ReasonCode {
@@ -226,6 +233,7 @@ impl ReasonCode {
             ReasonCode::NotApproved => "not_approved",
             ReasonCode::StatusNotAllowed => "status_not_allowed",
             ReasonCode::DispatchFailed => "dispatch_failed",
+            ReasonCode::SendsQueued => "sends_queued",
             ReasonCode::StatusMismatch => "status_mismatch",
             ReasonCode::NotStarted => "not_started",
             ReasonCode::ConfirmationRequired => "confirmation_required",
@@ -236,6 +244,7 @@ impl ReasonCode {
             ReasonCode::ConfirmationInvalid => "confirmation_invalid",
             ReasonCode::PostDispatchFailure => "post_dispatch_failure",
             ReasonCode::InternalError => "internal_error",
+            ReasonCode::ServerStopping => "server_stopping",
         }
     }
 }

@@ -22,7 +22,7 @@ use super::acceptance::Acceptance;
 use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
-use super::pool::{Pool, ReuseCheck};
+use super::pool::{Class, Permit, Pool, ReuseCheck};
 use super::wire::{
     self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
     SendParams, SendResult, TerminalRecord, UnreadableRecord,
@@ -138,10 +138,40 @@ impl HcClient {
 
     /// The handshake facts of the core currently behind the socket.
     pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
-        self.bounded(Method::Hello, self.timeout, async {
+        self.hello_as(Class::Read).await
+    }
+
+    /// Every terminal hc lists, each record read on its own: one in a shape
+    /// the adapter cannot read is set aside, named, and hides no other.
+    pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
+        self.list_as(Class::Read, include_finished).await
+    }
+
+    /// The record of the terminal at `address` (`terminal.get`).
+    pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
+        self.get_as(Class::Read, address).await
+    }
+
+    /// The current screen of `address` (never history).
+    pub async fn read(&self, address: &str) -> Result<Answer<ReadResult>, CoreError> {
+        self.read_as(Class::Read, address).await
+    }
+
+    /// The same calls, made by the polls of a wait: within the waits'
+    /// share of the pool.
+    pub fn polls(&self) -> Polls<'_> {
+        Polls(self)
+    }
+
+    async fn hello_as(&self, class: Class) -> Result<Arc<Hello>, CoreError> {
+        let method = Method::Hello;
+        self.pacer.start();
+        let deadline = Instant::now() + self.timeout;
+        let permit = self.queue(class, method, deadline).await?;
+        self.bounded(method, self.timeout, deadline, async {
             // The core's identity: never from a connection to a core that
             // has gone.
-            let mut lease = self.pool.acquire(ReuseCheck::Kernel).await?;
+            let mut lease = self.pool.lease(permit, ReuseCheck::Kernel).await?;
             let hello = Arc::clone(lease.conn().hello());
             lease.release();
             Ok(hello)
@@ -149,11 +179,14 @@ impl HcClient {
         .await
     }
 
-    /// Every terminal hc lists, each record read on its own: one in a shape
-    /// the adapter cannot read is set aside, named, and hides no other.
-    pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
+    async fn list_as(
+        &self,
+        class: Class,
+        include_finished: bool,
+    ) -> Result<Answer<Listing>, CoreError> {
         let params = ListParams { include_finished };
-        let answer: Answer<ListResult> = self.call(Method::List, &params, |_| Ok(())).await?;
+        let answer: Answer<ListResult> =
+            self.call(class, Method::List, &params, |_| Ok(())).await?;
         let (terminals, unreadable, unreadable_count) = wire::read_records(answer.value);
         Ok(Answer {
             core: answer.core,
@@ -165,28 +198,34 @@ impl HcClient {
         })
     }
 
-    /// The record of the terminal at `address` (`terminal.get`).
-    pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
-        self.call(Method::Get, &GetParams { address }, |r: &TerminalRecord| {
+    async fn get_as(
+        &self,
+        class: Class,
+        address: &str,
+    ) -> Result<Answer<TerminalRecord>, CoreError> {
+        let params = GetParams { address };
+        self.call(class, Method::Get, &params, |r: &TerminalRecord| {
             self.expect_address(Method::Get, address, &r.address)
         })
         .await
     }
 
-    /// The current screen of `address` (never history).
-    pub async fn read(&self, address: &str) -> Result<Answer<ReadResult>, CoreError> {
+    async fn read_as(&self, class: Class, address: &str) -> Result<Answer<ReadResult>, CoreError> {
         let params = ReadParams {
             address,
             lines: SCREEN_ONLY_LINES,
         };
-        self.call(Method::Read, &params, |r: &ReadResult| {
+        self.call(class, Method::Read, &params, |r: &ReadResult| {
             self.expect_address(Method::Read, address, &r.address)
         })
         .await
     }
 
     /// Pastes `request.text` and submits it, only on a connection whose
-    /// core_id is `expected_core_id`. Never retried.
+    /// core_id is `expected_core_id`. Never retried. A send first waits,
+    /// at most `timeoutMs`, for a place within the sends' share of the
+    /// pool (nothing is dispatched meanwhile); the send itself is then
+    /// bounded by `sendTimeoutMs`.
     pub async fn send(
         &self,
         request: SendRequest<'_>,
@@ -194,8 +233,13 @@ impl HcClient {
     ) -> Result<Answer<SendResult>, SendError> {
         let dispatched = AtomicBool::new(false);
         let method = Method::Send;
+        self.pacer.start();
+        let permit = self
+            .queue(Class::Send, method, Instant::now() + self.timeout)
+            .await
+            .map_err(SendError::NotDispatched)?;
         let attempt = async {
-            let mut lease = self.pool.acquire(ReuseCheck::Kernel).await?;
+            let mut lease = self.pool.lease(permit, ReuseCheck::Kernel).await?;
             let core = Arc::clone(lease.conn().hello());
             if core.core_id != *expected_core_id {
                 // Nothing is wrong with the connection: park it again.
@@ -203,6 +247,7 @@ impl HcClient {
                 return Err(CoreError::CoreChanged {
                     expected: expected_core_id.clone(),
                     actual: core.core_id.clone(),
+                    flag: self.pool.acceptance().operator_flag.clone(),
                 });
             }
             let params = SendParams {
@@ -222,7 +267,11 @@ impl HcClient {
             lease.release();
             Ok(Answer { core, value })
         };
-        match self.bounded(method, self.send_timeout, attempt).await {
+        let deadline = Instant::now() + self.send_timeout;
+        match self
+            .bounded(method, self.send_timeout, deadline, attempt)
+            .await
+        {
             Ok(answer) if answer.value.started == Some(false) => {
                 Err(SendError::NotStarted(Box::new(answer)))
             }
@@ -237,17 +286,21 @@ impl HcClient {
         self.pool.close();
     }
 
-    /// One bounded request/reply; `check` validates the result beyond its
-    /// JSON shape, and a failed check discards the connection like any
-    /// other violation.
+    /// One bounded request/reply within `class`'s share; `check`
+    /// validates the result beyond its JSON shape, and a failed check
+    /// discards the connection like any other violation.
     async fn call<P: Serialize, R: DeserializeOwned>(
         &self,
+        class: Class,
         method: Method,
         params: &P,
         check: impl FnOnce(&R) -> Result<(), CoreError>,
     ) -> Result<Answer<R>, CoreError> {
-        self.bounded(method, self.timeout, async {
-            let mut lease = self.pool.acquire(ReuseCheck::Runtime).await?;
+        self.pacer.start();
+        let deadline = Instant::now() + self.timeout;
+        let permit = self.queue(class, method, deadline).await?;
+        self.bounded(method, self.timeout, deadline, async {
+            let mut lease = self.pool.lease(permit, ReuseCheck::Runtime).await?;
             let id = match lease.conn().write_request(method, params).await {
                 Ok(id) => id,
                 // A parked connection whose hc has gone refuses the whole
@@ -269,16 +322,37 @@ impl HcClient {
         .await
     }
 
-    /// Runs `work` under `timeout`. A timed-out call's connection is
-    /// dropped with the future, never returned to the pool.
+    /// A place in the pool for a call of `class`, waited for until
+    /// `deadline`. Running out of time here is the adapter's own queue,
+    /// not hc's silence, and says so.
+    async fn queue(
+        &self,
+        class: Class,
+        method: Method,
+        deadline: Instant,
+    ) -> Result<Permit, CoreError> {
+        let started = Instant::now();
+        match tokio::time::timeout_at(deadline, self.pool.permit(class)).await {
+            Ok(permit) => permit,
+            Err(_) => Err(CoreError::Queued {
+                method,
+                class,
+                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                in_use: self.pool.in_use(),
+            }),
+        }
+    }
+
+    /// Runs `work` until `deadline` (`timeout` after the call began). A
+    /// timed-out call's connection is dropped with the future, never
+    /// returned to the pool.
     async fn bounded<T>(
         &self,
         method: Method,
         timeout: Duration,
+        deadline: Instant,
         work: impl Future<Output = Result<T, CoreError>>,
     ) -> Result<T, CoreError> {
-        self.pacer.start();
-        let deadline = Instant::now() + timeout;
         match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result,
             Err(_) => Err(CoreError::Timeout {
@@ -303,5 +377,33 @@ impl HcClient {
             method,
             detail: detail.to_owned(),
         }
+    }
+}
+
+/// The calls of [`HcClient`] as the polls of a wait make them: within the
+/// waits' share of the pool, so that waits never take the connections
+/// reads and sends need.
+#[derive(Clone, Copy)]
+pub struct Polls<'a>(&'a HcClient);
+
+impl Polls<'_> {
+    /// [`HcClient::hello`], as a poll.
+    pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
+        self.0.hello_as(Class::Wait).await
+    }
+
+    /// [`HcClient::list`], as a poll.
+    pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
+        self.0.list_as(Class::Wait, include_finished).await
+    }
+
+    /// [`HcClient::get`], as a poll.
+    pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
+        self.0.get_as(Class::Wait, address).await
+    }
+
+    /// [`HcClient::read`], as a poll.
+    pub async fn read(&self, address: &str) -> Result<Answer<ReadResult>, CoreError> {
+        self.0.read_as(Class::Wait, address).await
     }
 }

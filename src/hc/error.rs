@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::core_id::CoreId;
+use super::pool::{Class, InUse};
 use super::wire::{self, ErrorKind, Method};
 
 /// Why a call to hc failed. Whether the failure happened before or after a
@@ -42,9 +43,11 @@ pub enum CoreError {
     /// The handshake answered with a generation or framing other than the
     /// pins (which no acceptance changes).
     #[error(
-        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}, whatever the version (herdr-core-mcp inspect-core --check-contract shows how that core differs from the model)"
+        "hc at {path} reports {what} {actual}; this adapter needs exactly {expected}, whatever the version (herdr-core-mcp inspect-core --check-contract{flag} shows how that core differs from the model)"
     )]
     HandshakePin {
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
         /// The socket path.
         path: PathBuf,
         /// The pin that differs: `generation` or `framing`.
@@ -158,14 +161,42 @@ pub enum CoreError {
     /// The connection picked for a send belongs to another hc incarnation
     /// than the one the send was approved for.
     #[error(
-        "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Approve again with herdr-core-mcp allow ADDRESS"
+        "hc's core_id is now {actual}, not {expected}: hc restarted; nothing was sent. Approve again with herdr-core-mcp allow{flag} ADDRESS"
     )]
     CoreChanged {
         /// The core_id the send was approved for.
         expected: CoreId,
         /// The core_id the connection's handshake reported.
         actual: CoreId,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
+
+    /// No connection of the call's share of the pool came free in time:
+    /// the adapter's own calls held them. Nothing was asked of hc.
+    #[error("{}", queued_message(*method, *class, *waited_ms, in_use))]
+    Queued {
+        /// The hc method that was to be called.
+        method: Method,
+        /// The share of the pool it waited in.
+        class: Class,
+        /// How long it waited, in ms.
+        waited_ms: u64,
+        /// What each share held when it gave up.
+        in_use: InUse,
+    },
+}
+
+fn queued_message(method: Method, class: Class, waited_ms: u64, in_use: &InUse) -> String {
+    match class {
+        Class::Send => format!(
+            "this adapter's own sends hold all of their share of its connections to hc ({in_use}; hc holds a send while a user's draft sits in its terminal), and this send waited {waited_ms} ms (timeoutMs) for one: nothing was written, and hc is not at fault. Send again once an earlier send has ended"
+        ),
+        _ => format!(
+            "this adapter's own calls hold every connection to hc that {} may use ({in_use}), and this call ({method}) waited {waited_ms} ms (timeoutMs) for one: nothing was asked of hc, and hc is not at fault. Try again shortly, or make fewer calls at once",
+            class.plural()
+        ),
+    }
 }
 
 /// The handshake is the first thing said on a socket: when it fails this

@@ -1,8 +1,16 @@
 //! At most [`MAX_CONNECTIONS`] connections to hc, each handshaken once and
-//! reused only while healthy. A caller that finds all of them busy waits for
-//! a permit (its own deadline bounds the wait). A connection goes back to the
-//! pool only when its call finished cleanly: a [`Lease`] dropped without
-//! [`Lease::release`] discards its connection.
+//! reused only while healthy. A connection goes back to the pool only when
+//! its call finished cleanly: a [`Lease`] dropped without [`Lease::release`]
+//! discards its connection.
+//!
+//! Every call belongs to a [`Class`] (reads, waits, sends), and each class
+//! has its own share of the eight: hc may hold a send for a minute while a
+//! user's draft sits in the terminal, so sends together never hold more
+//! than [`SEND_SHARE`], waits never more than [`WAIT_SHARE`], and reads
+//! (the preflight of a send among them) always find at least
+//! `MAX_CONNECTIONS - SEND_SHARE - WAIT_SHARE`. A caller whose class has no
+//! connection free waits for one (its own deadline bounds the wait; the
+//! client tells that wait apart from hc's silence).
 //!
 //! How healthy a parked connection must look depends on what it is leased
 //! for ([`ReuseCheck`]): a send gets one the kernel has vouched for; any other
@@ -22,6 +30,79 @@ use super::error::CoreError;
 /// lockstep; eight keep parallel tool calls flowing without letting one
 /// adapter monopolise the core.
 pub(crate) const MAX_CONNECTIONS: usize = 8;
+/// Most connections sends hold at once: hc holds a send while the user's
+/// draft sits in the terminal (about a minute), and held sends must never
+/// take the connections reads and waits need.
+pub(crate) const SEND_SHARE: usize = 4;
+/// Most connections the polls of waits (and the fleet's shared look, and
+/// subscriptions) hold at once.
+pub(crate) const WAIT_SHARE: usize = 2;
+/// Most connections reads hold at once, so a flood of reads leaves sends
+/// and waits two.
+pub(crate) const READ_SHARE: usize = MAX_CONNECTIONS - 2;
+
+/// What a call is, for the share of the pool it may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A one-off read: a list, a record, a screen, a handshake (the
+    /// preflight of a send too).
+    Read,
+    /// A poll of a bounded wait, of the fleet's shared look or of the
+    /// subscriptions' watcher.
+    Wait,
+    /// A `terminal.send`.
+    Send,
+}
+
+impl Class {
+    /// The class's name in messages: `reads`, `waits`, `sends`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Class::Read => "reads",
+            Class::Wait => "waits",
+            Class::Send => "sends",
+        }
+    }
+
+    fn share(self) -> usize {
+        match self {
+            Class::Read => READ_SHARE,
+            Class::Wait => WAIT_SHARE,
+            Class::Send => SEND_SHARE,
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Class::Read => 0,
+            Class::Wait => 1,
+            Class::Send => 2,
+        }
+    }
+
+    const ALL: [Class; 3] = [Class::Read, Class::Wait, Class::Send];
+}
+
+/// How many connections each class holds now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InUse {
+    /// Held by reads.
+    pub reads: usize,
+    /// Held by the polls of waits.
+    pub waits: usize,
+    /// Held by sends (hc may be holding them for a draft).
+    pub sends: usize,
+}
+
+impl std::fmt::Display for InUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} of {SEND_SHARE} for sends, {} of {WAIT_SHARE} for waits, {} of {READ_SHARE} for reads",
+            self.sends, self.waits, self.reads
+        )
+    }
+}
 
 /// How a parked connection is checked before it is reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +119,8 @@ pub enum ReuseCheck {
 pub struct Pool {
     path: Arc<Path>,
     permits: Arc<Semaphore>,
+    /// Each class's share, by [`Class::index`].
+    shares: [Arc<Semaphore>; 3],
     idle: Mutex<Vec<Connection>>,
     admission: Admission,
 }
@@ -47,6 +130,7 @@ impl Pool {
         Pool {
             path: Arc::from(path),
             permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            shares: Class::ALL.map(|class| Arc::new(Semaphore::new(class.share()))),
             idle: Mutex::new(Vec::with_capacity(MAX_CONNECTIONS)),
             admission: Admission::new(acceptance),
         }
@@ -70,17 +154,31 @@ impl Pool {
         &self.path
     }
 
-    /// A healthy connection, reused or newly opened, a parked one checked
-    /// as `check` says. Waits while all [`MAX_CONNECTIONS`] are leased; the
-    /// caller's timeout bounds the wait.
-    pub async fn acquire(&self, check: ReuseCheck) -> Result<Lease<'_>, CoreError> {
-        let permit = Arc::clone(&self.permits)
+    /// A place in the pool for a call of `class`: waits while the class's
+    /// share, or the whole pool, is taken; the caller's deadline bounds
+    /// the wait.
+    pub async fn permit(&self, class: Class) -> Result<Permit, CoreError> {
+        let closed = || CoreError::Closed {
+            path: self.path.to_path_buf(),
+            method: super::wire::Method::Hello,
+        };
+        let share = Arc::clone(&self.shares[class.index()])
             .acquire_owned()
             .await
-            .map_err(|_| CoreError::Closed {
-                path: self.path.to_path_buf(),
-                method: super::wire::Method::Hello,
-            })?;
+            .map_err(|_| closed())?;
+        let pool = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| closed())?;
+        Ok(Permit {
+            _share: share,
+            _pool: pool,
+        })
+    }
+
+    /// A healthy connection under `permit`, reused or newly opened, a
+    /// parked one checked as `check` says.
+    pub async fn lease(&self, permit: Permit, check: ReuseCheck) -> Result<Lease<'_>, CoreError> {
         let (conn, reused) = match self.take_idle(check) {
             Some(conn) => (conn, true),
             None => (
@@ -94,6 +192,28 @@ impl Pool {
             reused,
             _permit: permit,
         })
+    }
+
+    /// A place for `class` and a connection under it, in one (for callers
+    /// whose deadline covers both).
+    pub async fn acquire(&self, class: Class, check: ReuseCheck) -> Result<Lease<'_>, CoreError> {
+        let permit = self.permit(class).await?;
+        self.lease(permit, check).await
+    }
+
+    /// How many connections each class holds now.
+    pub fn in_use(&self) -> InUse {
+        let held = |class: Class| {
+            class.share()
+                - self.shares[class.index()]
+                    .available_permits()
+                    .min(class.share())
+        };
+        InUse {
+            reads: held(Class::Read),
+            waits: held(Class::Wait),
+            sends: held(Class::Send),
+        }
     }
 
     fn take_idle(&self, check: ReuseCheck) -> Option<Connection> {
@@ -118,6 +238,9 @@ impl Pool {
     /// Terminals are untouched: they belong to hc.
     pub fn close(&self) {
         self.permits.close();
+        for share in &self.shares {
+            share.close();
+        }
         self.idle.lock().expect("pool lock").clear();
     }
 
@@ -127,6 +250,13 @@ impl Pool {
     }
 }
 
+/// A place in the pool: one of the eight, within its class's share.
+/// Released by Drop.
+pub struct Permit {
+    _share: OwnedSemaphorePermit,
+    _pool: OwnedSemaphorePermit,
+}
+
 /// A connection on loan. Dropping it without [`Lease::release`] discards the
 /// connection, which is what every error path wants.
 pub struct Lease<'a> {
@@ -134,7 +264,7 @@ pub struct Lease<'a> {
     conn: Option<Connection>,
     /// The connection was parked before this lease.
     reused: bool,
-    _permit: OwnedSemaphorePermit,
+    _permit: Permit,
 }
 
 impl Lease<'_> {

@@ -46,9 +46,20 @@ pub(crate) enum ToolError {
     /// A `since` that does not open, or is of another core.
     #[error(transparent)]
     Since(#[from] SinceError),
+    /// A fleet wait's timeout passed before the shared look at hc listed
+    /// it once: nothing is wrong with the arguments.
+    #[error(
+        "hc was not listed once within this wait's {timeout_ms} ms: the adapter's look at hc did not complete in time (hc slow to answer terminal.list, or the adapter's own calls holding its connections to hc); no change could be judged. Wait again, or give the wait a longer timeout_ms"
+    )]
+    NoLook { timeout_ms: u64 },
     /// The client cancelled the call.
     #[error("the wait was cancelled")]
     Cancelled,
+    /// `serve` began to stop while the call ran.
+    #[error(
+        "herdr-core-mcp is stopping (SIGTERM or SIGINT): this wait ended before anything ended it; call again once the server is back"
+    )]
+    Stopping,
 }
 
 impl ToolError {
@@ -70,7 +81,9 @@ impl ToolError {
             ToolError::Cursor(CursorError::OtherCore { .. }) => "cursor_from_other_core",
             ToolError::Since(SinceError::Invalid) => "invalid_since",
             ToolError::Since(SinceError::OtherCore { .. }) => "since_from_other_core",
+            ToolError::NoLook { .. } => "hc_not_listed",
             ToolError::Cancelled => "cancelled",
+            ToolError::Stopping => "server_stopping",
         }
     }
 
@@ -99,6 +112,7 @@ fn core_kind(e: &CoreError) -> &'static str {
             "hc_protocol"
         }
         CoreError::CoreChanged { .. } => "core_changed",
+        CoreError::Queued { .. } => "adapter_busy",
         CoreError::Rpc {
             kind: Some(kind), ..
         } => kind.name(),

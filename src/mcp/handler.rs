@@ -20,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
+use super::resources::watcher::Seat;
 use super::server::{HerdrServer, INSTRUCTIONS, PROTOCOL_VERSIONS, cache_hints, caller};
 use super::{access, resources};
 
@@ -128,6 +129,7 @@ impl ServerHandler for HerdrServer {
         Box::pin(self.tools.watcher().subscribe(
             self.tools.shared_app(),
             self.session,
+            &caller(&context),
             context.peer.clone(),
             &request.uri,
         ))
@@ -169,19 +171,26 @@ impl ServerHandler for HerdrServer {
             .resource_subscriptions
             .clone()
             .unwrap_or_default();
-        let _listening = if uris.is_empty() {
-            None
-        } else {
-            Some(
+        let _listening = match Seat::of(context.request_context()) {
+            Some(seat) if !uris.is_empty() => Some(
                 Box::pin(self.tools.watcher().listen(
                     self.tools.shared_app(),
+                    seat,
                     uris,
                     context.sink().clone(),
                 ))
                 .await?,
-            )
+            ),
+            // Nothing to watch; or no seat taken, which the transports
+            // always do before a listen reaches rmcp (`Tools::admit`).
+            _ => None,
         };
-        context.cancelled().await;
+        // A listen ends when its client cancels it, or when `serve`
+        // begins to stop (its final result then says it ended).
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.tools.stopping().cancelled() => {}
+        }
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer, tool, tool_router};
 
 use super::access;
 use super::arguments::{Arguments, RawArguments};
-use super::error::respond;
+use super::error::{ToolError, respond};
 use super::schema;
 use super::shared::Tools;
 use super::tools::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
@@ -62,6 +62,29 @@ pub(crate) struct HerdrServer {
 
 #[tool_router]
 impl HerdrServer {
+    /// `wait` until it ends, or until `serve` begins to stop: a wait then
+    /// answers at once, saying so, rather than be cut without an answer.
+    async fn until_stopping<T>(
+        &self,
+        wait: impl Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        tokio::select! {
+            biased;
+            ended = wait => ended,
+            () = self.tools.stopping().cancelled() => Err(ToolError::Stopping),
+        }
+    }
+
+    /// What a request takes before rmcp sees it, or why it is refused
+    /// (`Tools::admit`).
+    pub(crate) fn admit(
+        &self,
+        method: &str,
+        caller: &Caller,
+    ) -> Result<Option<Arc<super::resources::watcher::Seat>>, String> {
+        self.tools.admit(method, caller)
+    }
+
     /// A server over the shared `tools`; the tool router is built once per
     /// process.
     pub(crate) fn new(tools: Arc<Tools>) -> HerdrServer {
@@ -163,14 +186,14 @@ impl HerdrServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context);
         let asking = Asking::new(&context, state, responses);
-        Ok(send_prompt::run(
+        send_prompt::run(
             Arc::clone(&self.tools),
             arguments,
             caller,
             asking,
             context.ct,
         )
-        .await)
+        .await
     }
 
     /// Wait, in one bounded call, until any of 1-16 terminals reaches one of
@@ -207,7 +230,8 @@ impl HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(
-            wait_for_status::run(&self.tools, args, &context).await,
+            self.until_stopping(wait_for_status::run(&self.tools, args, &context))
+                .await,
         ))
     }
 
@@ -243,7 +267,8 @@ impl HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(
-            wait_for_output::run(&self.tools, args, &context).await,
+            self.until_stopping(wait_for_output::run(&self.tools, args, &context))
+                .await,
         ))
     }
 }

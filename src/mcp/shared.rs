@@ -1,22 +1,27 @@
 //! What the MCP surface shares, one per process: the app below it, and
 //! state of its own (the key that seals cursors and `since` tokens, the
-//! waits' share of the pool, the thread that matches wait patterns, the
+//! thread that matches wait patterns, the
 //! per-terminal send locks, the open confirmations, the one shared look at
 //! hc and the subscriptions' watcher).
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::fleet::ticker::Ticker;
-use super::resources::watcher::{WatchPace, Watcher};
+use super::resources::watcher::{Seat, WatchPace, Watcher};
 use super::seal::SealKey;
 use super::tools::send_locks::SendLocks;
 use super::tools::send_prompt::confirm::Confirmations;
-use super::tools::wait::WaitPermits;
 use super::tools::wait_for_output::Matchers;
 use crate::app::App;
+use crate::caller::Caller;
 use crate::config::TerminalLifetime;
 use crate::hc::CoreError;
 use crate::hc::wire::TerminalRecord;
+
+/// The 2026-07-28 request that opens a subscription stream.
+const LISTEN_METHOD: &str = "subscriptions/listen";
 
 /// What the tools share: the app below them, and state of their own (see
 /// the module). One per process.
@@ -24,11 +29,13 @@ pub(crate) struct Tools {
     app: Arc<App>,
     seal: SealKey,
     ticker: Ticker,
-    wait_permits: WaitPermits,
     matchers: Matchers,
     send_locks: Arc<SendLocks>,
     confirmations: Confirmations,
     watcher: Watcher,
+    /// Cancelled when `serve` begins to stop: calls still running answer
+    /// at once (a send whose outcome hc has not told says so).
+    stopping: CancellationToken,
 }
 
 impl Tools {
@@ -41,10 +48,10 @@ impl Tools {
             seal: SealKey::random(),
             watcher: Watcher::new(ticker.clone(), pace.min_gap),
             ticker,
-            wait_permits: WaitPermits::default(),
             matchers: Matchers::default(),
             send_locks: Arc::default(),
             confirmations: Confirmations::default(),
+            stopping: CancellationToken::new(),
         }
     }
 
@@ -79,17 +86,33 @@ impl Tools {
         &self.confirmations
     }
 
-    pub(crate) fn wait_permits(&self) -> &WaitPermits {
-        &self.wait_permits
-    }
-
     pub(crate) fn matchers(&self) -> &Matchers {
         &self.matchers
+    }
+
+    /// Cancelled when `serve` begins to stop.
+    pub(crate) fn stopping(&self) -> &CancellationToken {
+        &self.stopping
     }
 
     /// The per-terminal send locks.
     pub(crate) fn send_locks(&self) -> &Arc<SendLocks> {
         &self.send_locks
+    }
+
+    /// What a request takes before rmcp sees it, asked by both transports
+    /// at their edge: a `subscriptions/listen` takes its place among the
+    /// subscribers there, so that a listen past its caller's share (or
+    /// past all of them) is refused before rmcp acknowledges it. `None`
+    /// for every other method; `Err` says why the request is refused.
+    pub(crate) fn admit(&self, method: &str, caller: &Caller) -> Result<Option<Arc<Seat>>, String> {
+        if method != LISTEN_METHOD {
+            return Ok(None);
+        }
+        match self.watcher.seat(caller) {
+            Ok(seat) => Ok(Some(Arc::new(seat))),
+            Err(refused) => Err(refused.message.into_owned()),
+        }
     }
 
     /// The live terminals approved now (an entry for their core and

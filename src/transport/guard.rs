@@ -34,6 +34,8 @@ pub(super) struct Reply {
     message: Value,
     /// The tool call this reply refuses for its arguments, when it is one.
     refused: Option<Box<RefusedCall>>,
+    /// It answers a request that was read whole (not a broken message).
+    read: bool,
 }
 
 /// A `tools/call` the guard answered itself, refused for an argument it
@@ -54,6 +56,7 @@ impl Reply {
         Reply {
             message,
             refused: None,
+            read: false,
         }
     }
 
@@ -69,6 +72,15 @@ impl Reply {
     /// (one read from the start of a message too long to read whole).
     pub(super) fn invalid_request_for(id: Value, why: &str) -> Reply {
         Reply::error(id, INVALID_REQUEST, format!("Invalid Request: {why}"))
+    }
+
+    /// A request the surface refused before rmcp saw it (`Tools::admit`),
+    /// answered under its `id` (a JSON-RPC error of a request that was
+    /// read: HTTP 200, like rmcp's own).
+    pub(super) fn refused_request(id: Value, why: &str) -> Reply {
+        let mut reply = Reply::error(id, INVALID_REQUEST, why);
+        reply.read = true;
+        reply
     }
 
     /// The tool call this reply refuses, when it refuses one.
@@ -97,6 +109,12 @@ impl Reply {
     /// Whether this is an error (rather than a tool result).
     pub(super) fn is_error(&self) -> bool {
         self.message.get("error").is_some()
+    }
+
+    /// Whether it answers a message that was read whole: an HTTP 200
+    /// even when it is an error.
+    pub(super) fn answers_a_request(&self) -> bool {
+        self.read || !self.is_error()
     }
 
     /// The JSON text, without a newline.
@@ -195,6 +213,7 @@ fn repeated_key(bytes: &[u8], path: &[String], key: &str) -> Reply {
         return Reply {
             message: json!({"jsonrpc": "2.0", "id": id, "result": result}),
             refused: Some(Box::new(refused)),
+            read: true,
         };
     }
     Reply::error(

@@ -327,3 +327,41 @@ async fn a_question_asked_inside_the_call_keeps_the_host_informed_and_fits_its_c
     );
     assert_eq!(sim.writes_to("t1"), 1);
 }
+
+/// An idle-only agent approved with confirmation that reports `done`: no
+/// answer of the human could lead to a send (idle-only sends only to an
+/// idle terminal), so nobody is asked: refused first, naming the way out;
+/// when it is idle, the question comes (here: a client that cannot ask).
+#[tokio::test]
+async fn a_done_agent_in_idle_only_mode_is_refused_before_anyone_is_asked() {
+    let (sim, config) = confirming().await;
+    let path = sim.config(config);
+    let served = in_process::stdio_with((), &path).await;
+    let hc = HcClient::new(&sim.socket, std::time::Duration::from_secs(5));
+    let core = hc.hello().await.unwrap().core_id.clone();
+    hc.send(
+        herdr_core_mcp::SendRequest {
+            address: "t1",
+            text: "a task, so that it reports done",
+            guard: None,
+        },
+        &core,
+    )
+    .await
+    .expect("arranging send");
+    wait_status(&hc, "t1", TerminalStatus::Done).await;
+    let out = crate::support::mcp::send_prompt(&served.client, "t1", "a follow-up").await;
+    assert_eq!(out["outcome"], "not_sent", "{out}");
+    assert_eq!(out["reason_code"], "status_not_allowed", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(reason.contains("was not asked"), "{reason}");
+    assert!(
+        reason.contains(&format!("allow --mode normal --config {}", path.display())),
+        "{reason}"
+    );
+    // The idle one: the question is asked (this client cannot answer it).
+    let out = crate::support::mcp::send_prompt(&served.client, "t2", "a first task").await;
+    assert_eq!(out["reason_code"], "confirmation_unavailable", "{out}");
+    assert_eq!(sim.writes_to("t2"), 0);
+    assert_eq!(sim.writes_to("t1"), 1, "only the arranging send");
+}

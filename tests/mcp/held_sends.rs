@@ -121,3 +121,91 @@ async fn a_send_cancelled_while_hc_holds_it_is_settled_by_hc_not_by_the_cancel()
     assert!(lines[0].contains("\"outcome\":\"sent\""), "{}", lines[0]);
     assert_eq!(world.sim.writes_to("t1"), 1);
 }
+
+/// Eight sends held by users' drafts (the most the adapter ever starts at
+/// once is its sends' share, 4; the other four wait for a place and are
+/// refused as queued, nothing written): list, read, a wait on an idle
+/// terminal, a fleet wait with `since` and a send's preflight all find a
+/// connection, and no answer blames hc for the adapter's own queue.
+#[tokio::test]
+async fn eight_held_sends_never_starve_reads_waits_or_other_preflights() {
+    let world = World::new(
+        agents(10, 300),
+        json!({"timeoutMs": 1000, "sendTimeoutMs": 30000}),
+    )
+    .await;
+    let terminals: Vec<String> = world
+        .hc
+        .list(false)
+        .await
+        .unwrap()
+        .value
+        .terminals
+        .into_iter()
+        .map(|t| t.address)
+        .collect();
+    for address in &terminals {
+        wait_status(&world.hc, address, TerminalStatus::Idle).await;
+    }
+    let (drafted, free) = terminals.split_at(8);
+    let (idle, free) = (&free[0], &free[1]);
+    for address in drafted {
+        type_at(&world.sim, address, "a user's half-typed draft");
+    }
+    let mut held = Vec::new();
+    for address in drafted {
+        let args = json!({"address": address, "text": format!("prompt to {address}")});
+        held.push(mcp::start_call(&world.client, "send_prompt", args).await);
+    }
+    // Four reach hc and are held there; the rest wait for a place.
+    world.sim.wait_for_calls("terminal.send", 3).await;
+    let listed = mcp::call(&world.client, "list_sessions", json!({})).await;
+    assert!(!mcp::is_error(&listed), "{listed:?}");
+    let since = structured(&listed)["since"].clone();
+    let read = mcp::call(&world.client, "read_output", json!({"address": idle})).await;
+    assert!(!mcp::is_error(&read), "{read:?}");
+    let waited = mcp::call(
+        &world.client,
+        "wait_for_status",
+        json!({"targets": [{"address": idle}], "until": ["idle"], "timeout_ms": 5000}),
+    )
+    .await;
+    assert_eq!(structured(&waited)["outcome"], "reached", "{waited:?}");
+    let fleet = mcp::call(
+        &world.client,
+        "wait_for_status",
+        json!({"since": since, "timeout_ms": 1000}),
+    )
+    .await;
+    assert!(!mcp::is_error(&fleet), "{fleet:?}");
+    // A send to a free idle terminal: its preflight finds a connection; its
+    // dispatch waits for a place among the sends (timeoutMs) and is refused
+    // as the adapter's own queue, with nothing written.
+    let queued = mcp::send_prompt(&world.client, free, "to a free terminal").await;
+    assert_eq!(queued["outcome"], "not_sent", "{queued}");
+    assert_eq!(queued["reason_code"], "sends_queued", "{queued}");
+    assert_eq!(queued["preflight_status"], "idle", "{queued}");
+    let reason = queued["reason"].as_str().unwrap();
+    assert!(reason.contains("this adapter's own sends"), "{reason}");
+    assert!(reason.contains("hc is not at fault"), "{reason}");
+    assert!(!reason.contains("check hc"), "{reason}");
+    assert_eq!(world.sim.writes_to(free), 0);
+    // The drafts clear: every held send lands once; the queued ones were
+    // never dispatched.
+    for address in drafted {
+        type_at(&world.sim, address, "\u{15}");
+    }
+    let mut sent = 0;
+    for handle in held {
+        let out = answer(handle).await;
+        match out["outcome"].as_str() {
+            Some("sent") => sent += 1,
+            Some("not_sent") => assert_eq!(out["reason_code"], "sends_queued", "{out}"),
+            _ => panic!("neither sent nor queued: {out}"),
+        }
+    }
+    assert_eq!(sent, 4, "the sends' share");
+    assert_eq!(world.sim.calls("terminal.send"), 4);
+    assert_eq!(world.sim.writes().len(), 4);
+    assert_eq!(world.wait_audit_lines(9).await.len(), 9);
+}

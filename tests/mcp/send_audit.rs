@@ -239,7 +239,9 @@ async fn mixed_world(log: &Path) -> (Sim, Value) {
     let mut allowlist = Vec::new();
     for (address, extra) in [
         ("t1", json!({"sendMode": "normal"})),
-        ("t2", json!({"confirm": true})),
+        // Normal mode: an agent that reports done after each task is asked
+        // about again (idle-only would refuse before asking).
+        ("t2", json!({"confirm": true, "sendMode": "normal"})),
     ] {
         wait_status(&hc, address, TerminalStatus::Idle).await;
         let created_ms = hc.get(address).await.unwrap().value.created_ms;

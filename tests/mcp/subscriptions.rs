@@ -277,3 +277,87 @@ async fn over_stateless_http_a_legacy_subscribe_is_refused_naming_what_works() {
     );
     assert_eq!(sim.calls("terminal.list"), listed, "nothing watched");
 }
+
+/// A raw `subscriptions/listen` (2026-07-28) of t1's resource.
+fn listen_request(port: u16, id: u64) -> Vec<u8> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        },
+        "notifications": {"resourceSubscriptions": ["herdr-core://terminal/t1"]},
+    }});
+    crate::support::http::request::Req::mcp(port)
+        .set("MCP-Protocol-Version", "2026-07-28")
+        .set("Mcp-Method", "subscriptions/listen")
+        .body(body.to_string())
+        .bytes()
+}
+
+/// Opens a listen and reads until it is acknowledged (the stream is
+/// kept open: the subscription lives while it does), or until it is
+/// answered with an error (its text).
+async fn try_listen(port: u16, id: u64) -> Result<tokio::net::TcpStream, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream.write_all(&listen_request(port, id)).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(crate::support::PATIENCE, async {
+        loop {
+            let text = String::from_utf8_lossy(&seen);
+            if text.contains("notifications/subscriptions/acknowledged") {
+                return Ok(());
+            }
+            if text.contains("\"error\"") {
+                return Err(text.into_owned());
+            }
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                return Err(format!("closed: {text}"));
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("acknowledged or refused")?;
+    Ok(stream)
+}
+
+#[tokio::test]
+async fn a_listen_past_its_callers_share_is_refused_before_it_is_acknowledged() {
+    let sim = Sim::start(SimOptions::agents(1));
+    let adapter = in_process::http_for_paced(&sim, &json!({}), TEST_PACE).await;
+    let port = adapter.port;
+    let mut held = Vec::new();
+    for id in 1..=16 {
+        held.push(try_listen(port, id).await.expect("acknowledged"));
+    }
+    let refused = crate::support::http::response::exchange(port, &listen_request(port, 17), false)
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status, 200, "{}", refused.summary());
+    let body = refused.json().expect("a JSON-RPC answer");
+    assert_eq!(body["id"], 17, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("HERDR_MCP_TOKEN holds 16 subscriptions already"),
+        "{body}"
+    );
+    assert!(message.contains("nothing was subscribed"), "{body}");
+    assert!(
+        !refused.summary().contains("acknowledged"),
+        "{}",
+        refused.summary()
+    );
+    // One ends: its place is given back, and a new listen is acknowledged.
+    drop(held.pop());
+    let again = crate::support::eventually("a seat given back", async || {
+        try_listen(port, 18).await.ok()
+    })
+    .await;
+    drop(again);
+}

@@ -302,3 +302,61 @@ fn an_audit_log_that_cannot_be_opened_refuses_to_start() {
         "{stderr}"
     );
 }
+
+/// SIGTERM while hc holds a send (a draft in the terminal): the HTTP
+/// client is answered with a JSON-RPC error saying the server stops and
+/// the outcome is unknown, never a bare 500; the audit line carries what
+/// the attempt knew (core, lifetime, preflight status, mode).
+#[tokio::test]
+async fn sigterm_during_a_held_send_answers_stopping_and_audits_what_it_knew() {
+    let sim = Sim::start(crate::support::waits::agents(1, 300));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, Duration::from_secs(5));
+    wait_status(&hc, "t1", TerminalStatus::Idle).await;
+    let created_ms = hc.get("t1").await.unwrap().value.created_ms;
+    let stderr_log = sim.dir.path().join("http.stderr");
+    let config = |port: u16| {
+        sim.config(json!({
+            "transport": "http",
+            "http": {"port": port},
+            "coreId": sim.core_id,
+            "sendAllowlist": [{"address": "t1", "created_ms": created_ms}],
+            "sendTimeoutMs": 30000,
+        }))
+    };
+    let mut adapter = mcp::http(config, &stderr_log).await;
+    adapter.ready().await;
+    let client = adapter.client().await;
+    sim.control("type", json!({"address": "t1", "text": "the user's draft"}));
+    let handle = mcp::start_call(
+        &client,
+        "send_prompt",
+        json!({"address": "t1", "text": "held by the draft"}),
+    )
+    .await;
+    sim.wait_for_calls("terminal.send", 0).await;
+    send_signal(adapter.child.id().unwrap(), libc::SIGTERM);
+    let answered = tokio::time::timeout(PATIENCE, handle.await_response())
+        .await
+        .expect("answered before the process ended");
+    let Err(rmcp::ServiceError::McpError(error)) = answered else {
+        panic!("not a JSON-RPC error: {answered:?}");
+    };
+    assert!(error.message.contains("is stopping"), "{error:?}");
+    assert!(error.message.contains("outcome is unknown"), "{error:?}");
+    let data = error.data.clone().expect("data");
+    assert_eq!(data["outcome"], "unknown", "{error:?}");
+    assert_eq!(data["reason_code"], "server_stopping", "{error:?}");
+    assert!(exit_status(&mut adapter.child).await.success());
+    let log = std::fs::read_to_string(&stderr_log).unwrap();
+    let lines = crate::support::world::audit_lines(&log);
+    assert_eq!(lines.len(), 1, "{log}");
+    let line: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(line["outcome"], "unknown", "{line}");
+    assert_eq!(line["reason"], "server_stopping", "{line}");
+    assert_eq!(line["core_id"], sim.core_id, "{line}");
+    assert_eq!(line["created_ms"], created_ms, "{line}");
+    assert_eq!(line["preflight_status"], "idle", "{line}");
+    assert_eq!(line["send_mode"], "idle-only", "{line}");
+    // Nothing was typed over the draft.
+    assert_eq!(sim.writes_to("t1"), 0);
+}

@@ -314,9 +314,20 @@ pub struct SendResult {
     /// hc's `started`, when sent: false means hc took the request but did
     /// not start the delivery (the terminal's input held the user's draft
     /// past hc's draft protection), and nothing was typed. Absent on cores
-    /// that do not send it, read as started.
-    #[serde(default)]
+    /// that do not send it, read as started. Any other value (`null`, a
+    /// string) breaks the result's shape: after dispatch, UNKNOWN.
+    #[serde(default, deserialize_with = "started_flag")]
     pub started: Option<bool>,
+}
+
+/// `started` when present: exactly `true` or `false`.
+fn started_flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Bool(started) => Ok(Some(started)),
+        other => Err(serde::de::Error::custom(format!(
+            "started is {other}, not true or false"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -134,3 +134,21 @@ fn optional_fields_of_another_type_are_absent_and_unreadable_records_are_bounded
     assert_eq!(unreadable.len(), MAX_UNREADABLE);
     assert_eq!(count, 50);
 }
+
+#[test]
+fn started_is_true_false_or_absent_and_anything_else_breaks_the_result() {
+    let result = |started: Option<Value>| {
+        let mut value = json!({"address": "t1", "created_ms": 1, "accepted": true,
+            "status": "working", "status_seq": 2});
+        if let Some(started) = started {
+            value["started"] = started;
+        }
+        serde_json::from_value::<SendResult>(value).map(|r| r.started)
+    };
+    assert_eq!(result(None).unwrap(), None);
+    assert_eq!(result(Some(json!(true))).unwrap(), Some(true));
+    assert_eq!(result(Some(json!(false))).unwrap(), Some(false));
+    for malformed in [json!(null), json!("false"), json!(0), json!({})] {
+        assert!(result(Some(malformed.clone())).is_err(), "{malformed}");
+    }
+}

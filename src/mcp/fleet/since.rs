@@ -3,23 +3,28 @@
 //! which scope, sealed (`seal`) so an edited, cut or made-up one is refused
 //! and nothing is kept per client. At most [`MAX_SINCE_CHARS`].
 //!
-//! Payload, version 1: version, scope, made_ms, core_id, then each entry
-//! (flags, key, and for a terminal that was there its created_ms and
-//! status_seq), integers as LEB128. An address longer than
-//! [`FULL_ADDRESS_BYTES`] is held as a keyed 8-byte digest, which keeps
-//! 256 terminals far under the bound whatever their addresses; such a
+//! Payload, version 2: version, scope, made_ms, core_id, the least
+//! created_ms held (the base), then each entry in key order (flags, key,
+//! and for a terminal that was there its created_ms less the base, and
+//! its status_seq), integers as LEB128. An address shares its leading
+//! bytes with the entry before it (`t1a`, `t1b`: the second holds one
+//! byte), so a terminal costs about seven bytes: a since holds a few
+//! thousand, within the bound; a listing of more answers `since: null`
+//! and says which scopes do have one. An address longer than
+//! [`FULL_ADDRESS_BYTES`] is held as a keyed 8-byte digest; such a
 //! terminal, once gone, is named by its lifetime alone.
 
 use super::leb128::{Reader, put, unzigzag, zigzag};
 use crate::hc::wire::TerminalRecord;
 use crate::mcp::seal::SealKey;
 
-/// Longest `since` made or accepted (16 KiB).
-pub(crate) const MAX_SINCE_CHARS: usize = 16 * 1024;
+/// Longest `since` made or accepted (32 KiB): well within the 64 KiB an
+/// HTTP request may carry, with the rest of a wait's arguments.
+pub(crate) const MAX_SINCE_CHARS: usize = 32 * 1024;
 /// Longest address held as itself.
 const FULL_ADDRESS_BYTES: usize = 32;
 const PURPOSE: &str = "since";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const HASHED: u8 = 1;
 const PRESENT: u8 = 2;
 const FINISHED: u8 = 4;
@@ -143,11 +148,19 @@ pub(crate) enum SinceError {
 impl Since {
     /// Sealed, or `None` when it would pass [`MAX_SINCE_CHARS`].
     pub(crate) fn seal(&self, key: &SealKey) -> Option<String> {
+        let base = self
+            .entries
+            .iter()
+            .filter_map(|e| e.seen.map(|s| s.created_ms))
+            .min()
+            .unwrap_or(0);
         let mut out = vec![VERSION, self.scope.code()];
         put(&mut out, self.made_ms);
         put(&mut out, self.core_id.len() as u64);
         out.extend_from_slice(self.core_id.as_bytes());
+        put(&mut out, zigzag(base));
         put(&mut out, self.entries.len() as u64);
+        let mut previous: &[u8] = &[];
         for entry in &self.entries {
             let mut flags = 0;
             if matches!(entry.key, AddressKey::Digest(_)) {
@@ -162,18 +175,34 @@ impl Since {
             out.push(flags);
             match &entry.key {
                 AddressKey::Address(a) => {
-                    put(&mut out, a.len() as u64);
-                    out.extend_from_slice(a.as_bytes());
+                    let a = a.as_bytes();
+                    let shared = a.iter().zip(previous).take_while(|(x, y)| x == y).count();
+                    put(&mut out, shared as u64);
+                    put(&mut out, (a.len() - shared) as u64);
+                    out.extend_from_slice(&a[shared..]);
+                    previous = a;
                 }
                 AddressKey::Digest(d) => out.extend_from_slice(d),
             }
             if let Some(seen) = entry.seen {
-                put(&mut out, zigzag(seen.created_ms));
+                // Never negative: the base is the least created_ms held.
+                put(&mut out, seen.created_ms.abs_diff(base));
                 put(&mut out, seen.status_seq);
             }
         }
         let sealed = key.seal(PURPOSE, &out);
         (sealed.len() <= MAX_SINCE_CHARS).then_some(sealed)
+    }
+
+    /// Why an answer covering this since's terminals carries none (it
+    /// would pass [`MAX_SINCE_CHARS`]), and what does have one.
+    pub(crate) fn unavailable(&self) -> String {
+        format!(
+            "no since: the {} terminals this answer covers (scope {}) are more than one since can hold within its bound of {} KiB; a wait over fewer has one: wait_for_status with scope \"approved\", or with targets",
+            self.entries.len(),
+            self.scope.as_str(),
+            MAX_SINCE_CHARS / 1024
+        )
     }
 
     /// Opens `token`.
@@ -213,12 +242,14 @@ fn decode(payload: &[u8]) -> Option<Since> {
     let made_ms = r.int()?;
     let core_len = usize::try_from(r.int()?).ok()?;
     let core_id = String::from_utf8(r.bytes(core_len)?.to_vec()).ok()?;
+    let base = unzigzag(r.int()?);
     let count = usize::try_from(r.int()?).ok()?;
     // Each entry takes at least 2 bytes: a count past that is a lie.
     if count > payload.len() / 2 {
         return None;
     }
     let mut entries: Vec<Entry> = Vec::with_capacity(count);
+    let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let flags = r.byte()?;
         if flags & !(HASHED | PRESENT | FINISHED) != 0 {
@@ -227,12 +258,17 @@ fn decode(payload: &[u8]) -> Option<Since> {
         let key = if flags & HASHED != 0 {
             AddressKey::Digest(r.bytes(8)?.try_into().ok()?)
         } else {
-            let len = usize::try_from(r.int()?).ok()?;
-            AddressKey::Address(String::from_utf8(r.bytes(len)?.to_vec()).ok()?)
+            let shared = usize::try_from(r.int()?).ok()?;
+            let rest = usize::try_from(r.int()?).ok()?;
+            let mut address = previous.get(..shared)?.to_vec();
+            address.extend_from_slice(r.bytes(rest)?);
+            let key = AddressKey::Address(String::from_utf8(address.clone()).ok()?);
+            previous = address;
+            key
         };
         let seen = if flags & PRESENT != 0 {
             Some(Seen {
-                created_ms: unzigzag(r.int()?),
+                created_ms: base.checked_add_unsigned(r.int()?)?,
                 status_seq: r.int()?,
                 finished: flags & FINISHED != 0,
             })
@@ -322,19 +358,80 @@ mod tests {
         let key = SealKey::random();
         for payload in [
             &b""[..],
-            b"\x02\x00",
-            b"\x01\x09\x00\x00\x00",
-            b"\x01\x00\x00\x06core-a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
-            b"\x01\x00\x00\x06core-a\x01\x08",
-            b"\x01\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+            // Version 1, whatever follows.
+            b"\x01\x00\x00\x06core-a\x00\x00",
+            b"\x02\x09\x00\x00\x00\x00",
+            b"\x02\x00\x00\x06core-a\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
+            b"\x02\x00\x00\x06core-a\x00\x01\x08",
+            b"\x02\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+            // An address that shares more bytes than the one before holds.
+            b"\x02\x00\x00\x06core-a\x00\x01\x00\x05\x01x",
+            // A created_ms past the base's range.
+            b"\x02\x00\x00\x06core-a\x02\x01\x02\x00\x01a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00",
         ] {
             let token = key.seal(PURPOSE, payload);
             assert_eq!(Since::open(&key, &token), Err(SinceError::Invalid));
         }
     }
 
+    /// `n` terminals as hc names them (`t` and base 36), created `spread_ms`
+    /// apart from the first, each having reported `seq` statuses.
+    fn fleet(n: u64, spread_ms: i64, seq: u64, key: &SealKey) -> Since {
+        let base36 = |mut i: u64| {
+            let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+            let mut out = Vec::new();
+            loop {
+                out.push(digits[(i % 36) as usize]);
+                i /= 36;
+                if i == 0 {
+                    break;
+                }
+            }
+            out.reverse();
+            format!("t{}", String::from_utf8(out).unwrap())
+        };
+        let mut entries: Vec<Entry> = (1..=n)
+            .map(|i| {
+                let created = 1_780_000_000_000 + spread_ms * i64::try_from(i).unwrap();
+                entry(&base36(i), created, seq, key)
+            })
+            .collect();
+        entries.sort_by(|a, b| a.key.cmp(&b.key));
+        since(entries)
+    }
+
     #[test]
-    fn two_hundred_fifty_six_terminals_with_the_longest_addresses_stay_under_the_bound() {
+    fn a_fleet_of_thousands_fits_and_opens_as_it_was() {
+        let key = SealKey::random();
+        // Created a minute apart (most of a day of terminals) with status
+        // sequences in the thousands; or a second apart, or all at once,
+        // with shorter ones.
+        for (n, spread_ms, seq) in [
+            (1_100, 60_000, 4_000),
+            (2_000, 1_000, 100),
+            (2_500, 10, 100),
+        ] {
+            let made = fleet(n, spread_ms, seq, &key);
+            let token = made
+                .seal(&key)
+                .unwrap_or_else(|| panic!("{n} terminals {spread_ms} ms apart do not fit"));
+            assert!(token.len() <= MAX_SINCE_CHARS, "{n}: {}", token.len());
+            assert_eq!(Since::open(&key, &token).unwrap(), made, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_fleet_past_the_bound_has_no_since_and_says_so() {
+        let key = SealKey::random();
+        let made = fleet(20_000, 60_000, 4_000, &key);
+        assert_eq!(made.seal(&key), None);
+        let why = made.unavailable();
+        assert!(why.contains("20000 terminals"), "{why}");
+        assert!(why.contains("scope \"approved\""), "{why}");
+    }
+
+    #[test]
+    fn the_longest_addresses_are_held_as_digests_and_stay_under_the_bound() {
         let key = SealKey::random();
         for address_len in [2, FULL_ADDRESS_BYTES, 128] {
             let mut entries: Vec<Entry> = (0..256)

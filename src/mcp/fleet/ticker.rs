@@ -89,7 +89,7 @@ async fn run(shared: Arc<Shared>, app: Arc<App>, poll: Duration) {
             }
         }
         let asked_ms = wall_ms();
-        let tick = match app.client().list(true).await {
+        let tick = match app.client().polls().list(true).await {
             Ok(answer) => Tick::Seen(Arc::new(Sighting {
                 core: answer.core.core_id.clone(),
                 terminals: answer.value.terminals,

@@ -13,6 +13,7 @@
 //! until `resources/unsubscribe` or the session ends) or a 2026-07-28
 //! `subscriptions/listen` request (until it is cancelled).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,11 +21,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::{Peer, SubscriptionSink};
+use rmcp::service::{Peer, RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, RoleServer};
 
 use super as resources;
 use crate::app::App;
+use crate::caller::Caller;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::fleet::ticker::{Tick, Ticker};
 
@@ -57,6 +59,9 @@ impl Default for WatchPace {
 }
 /// Subscribers at once (sessions and listen requests together).
 const MAX_SUBSCRIBERS: usize = 64;
+/// Of those, what one caller (a token, an OAuth subject) may hold: one
+/// caller opening listen after listen fills its own share, not everyone's.
+const MAX_SUBSCRIBERS_PER_CALLER: usize = 16;
 /// Terminals one subscriber may watch.
 const MAX_URIS: usize = 256;
 
@@ -72,6 +77,49 @@ pub(crate) enum Sink {
 struct Subscriber {
     uris: HashSet<String>,
     sink: Sink,
+    /// Its place among the subscribers, given back when it goes.
+    _seat: Arc<Seat>,
+}
+
+/// How many places among the subscribers are taken, in all and by each
+/// caller's share ([`Caller::share`]).
+#[derive(Default)]
+struct Seats {
+    taken: usize,
+    by_share: HashMap<String, usize>,
+}
+
+/// One subscriber's place, taken before it is acknowledged; given back
+/// when dropped.
+pub(crate) struct Seat {
+    seats: Arc<Mutex<Seats>>,
+    share: String,
+}
+
+impl Seat {
+    /// The place a listen request took before it reached rmcp: carried in
+    /// the request's extensions (stdio), or in its HTTP request's.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Seat>> {
+        context.extensions.get::<Arc<Seat>>().cloned().or_else(|| {
+            context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Arc<Seat>>().cloned())
+        })
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let mut seats = self.seats.lock().expect("not poisoned");
+        seats.taken -= 1;
+        if let Some(n) = seats.by_share.get_mut(&self.share) {
+            *n -= 1;
+            if *n == 0 {
+                seats.by_share.remove(&self.share);
+            }
+        }
+    }
 }
 
 /// Who subscribes: a session (by its server's id) or one listen request.
@@ -95,6 +143,9 @@ struct Inner {
 /// The subscriptions and the watcher's state.
 pub(crate) struct Watcher {
     inner: Arc<Mutex<Inner>>,
+    /// Kept apart from `inner`: a subscriber dropped under `inner`'s lock
+    /// gives its seat back under this one.
+    seats: Arc<Mutex<Seats>>,
     ticker: Ticker,
     min_gap: Duration,
 }
@@ -132,43 +183,87 @@ impl Seen {
     }
 }
 
-fn full() -> ErrorData {
-    ErrorData::invalid_request(
-        format!("{MAX_SUBSCRIBERS} subscribers are watching already; try again later"),
-        None,
-    )
-}
-
 impl Watcher {
     /// A watcher that follows `ticker` while someone is subscribed, telling
     /// each change of a terminal at most once per `min_gap`.
     pub(crate) fn new(ticker: Ticker, min_gap: Duration) -> Watcher {
         Watcher {
             inner: Arc::default(),
+            seats: Arc::default(),
             ticker,
             min_gap,
         }
     }
 
-    /// `resources/subscribe` of `uri` by the session `session`.
+    /// A place among the subscribers for one more of `caller`'s, or why
+    /// there is none: taken before a listen is acknowledged, so that a
+    /// refusal comes first.
+    pub(crate) fn seat(&self, caller: &Caller) -> Result<Seat, ErrorData> {
+        let share = caller.share();
+        let mut seats = self.seats.lock().expect("not poisoned");
+        if seats.taken >= MAX_SUBSCRIBERS {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "{MAX_SUBSCRIBERS} subscribers of all callers are watching already; nothing was subscribed: try again once one has ended"
+                ),
+                None,
+            ));
+        }
+        let held = seats.by_share.get(&share).copied().unwrap_or(0);
+        if held >= MAX_SUBSCRIBERS_PER_CALLER {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "{share} holds {held} subscriptions already, its share of {MAX_SUBSCRIBERS_PER_CALLER}; nothing was subscribed: end one first"
+                ),
+                None,
+            ));
+        }
+        seats.taken += 1;
+        *seats.by_share.entry(share.clone()).or_default() += 1;
+        Ok(Seat {
+            seats: Arc::clone(&self.seats),
+            share,
+        })
+    }
+
+    /// `resources/subscribe` of `uri` by the session `session` of `caller`.
     pub(crate) async fn subscribe(
         &self,
         app: &Arc<App>,
         session: u64,
+        caller: &Caller,
         peer: Peer<RoleServer>,
         uri: &str,
     ) -> Result<(), ErrorData> {
+        let key = SubscriberKey::Session(session);
+        let seat = match self
+            .inner
+            .lock()
+            .expect("not poisoned")
+            .subscribers
+            .contains_key(&key)
+        {
+            true => None,
+            false => Some(self.seat(caller)?),
+        };
         let seen = look(app).await?;
         let mut inner = self.inner.lock().expect("not poisoned");
         seed(&mut inner, &seen, [uri]);
-        let key = SubscriberKey::Session(session);
-        if !inner.subscribers.contains_key(&key) && inner.subscribers.len() >= MAX_SUBSCRIBERS {
-            return Err(full());
-        }
-        let subscriber = inner.subscribers.entry(key).or_insert_with(|| Subscriber {
-            uris: HashSet::new(),
-            sink: Sink::Session(peer),
-        });
+        let subscriber = match (inner.subscribers.entry(key), seat) {
+            (Entry::Occupied(entry), _) => entry.into_mut(),
+            (Entry::Vacant(entry), Some(seat)) => entry.insert(Subscriber {
+                uris: HashSet::new(),
+                sink: Sink::Session(peer),
+                _seat: Arc::new(seat),
+            }),
+            // Another subscribe of this session ended meanwhile and took
+            // its seat with it: take one again.
+            (Entry::Vacant(entry), None) => entry.insert(Subscriber {
+                uris: HashSet::new(),
+                sink: Sink::Session(peer),
+                _seat: Arc::new(self.seat(caller)?),
+            }),
+        };
         if subscriber.uris.len() >= MAX_URIS && !subscriber.uris.contains(uri) {
             return Err(ErrorData::invalid_request(
                 format!("a session watches at most {MAX_URIS} terminals"),
@@ -193,19 +288,17 @@ impl Watcher {
         }
     }
 
-    /// A `subscriptions/listen` request watching `uris`, until the guard
-    /// is dropped.
+    /// A `subscriptions/listen` request watching `uris` in `seat` (taken
+    /// before it was acknowledged), until the guard is dropped.
     pub(crate) async fn listen(
         &self,
         app: &Arc<App>,
+        seat: Arc<Seat>,
         uris: Vec<String>,
         sink: SubscriptionSink,
     ) -> Result<Listening, ErrorData> {
         let seen = look(app).await?;
         let mut inner = self.inner.lock().expect("not poisoned");
-        if inner.subscribers.len() >= MAX_SUBSCRIBERS {
-            return Err(full());
-        }
         seed(&mut inner, &seen, uris.iter().map(String::as_str));
         inner.next_listen += 1;
         let key = SubscriberKey::Listen(inner.next_listen);
@@ -215,6 +308,7 @@ impl Watcher {
             Subscriber {
                 uris,
                 sink: Sink::Listen(sink),
+                _seat: seat,
             },
         );
         self.start(&mut inner, app);
@@ -238,7 +332,7 @@ impl Watcher {
 /// One look at hc's terminals (finished ones too, as the ticker lists
 /// them), by address.
 async fn look(app: &App) -> Result<HashMap<String, Seen>, ErrorData> {
-    let listed = app.client().list(true).await.map_err(|e| {
+    let listed = app.client().polls().list(true).await.map_err(|e| {
         ErrorData::internal_error(format!("hc could not be listed to subscribe: {e}"), None)
     })?;
     Ok(by_address(&listed.value.terminals))

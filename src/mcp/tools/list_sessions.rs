@@ -88,9 +88,13 @@ pub(crate) struct ListSessionsOutput {
     pub next_cursor: Option<String>,
     /// Pass as wait_for_status's `since` to be told of every change after
     /// this listing (scope `all`: every terminal hc lists, on every page,
-    /// finished ones too). Null only when more terminals than a since can
-    /// hold (16 KiB) are listed.
+    /// finished ones too). Null only when more terminals are listed than a
+    /// since can hold (32 KiB, a few thousand); `since_unavailable` then
+    /// says so.
     pub since: Option<String>,
+    /// When `since` is null: why, and which waits do have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_unavailable: Option<String>,
     /// On the first page only: records hc listed in a shape this adapter
     /// cannot read (a required field missing or of another type, or an
     /// address it refuses), at most 20, each with its address when it had
@@ -134,7 +138,9 @@ pub(crate) async fn run(
         terminals: &terminals,
         in_scope: &|_| true,
     };
-    let since = since_of(&look, &core_id, Scope::All, made_ms, tools.seal()).seal(tools.seal());
+    let covered = since_of(&look, &core_id, Scope::All, made_ms, tools.seal());
+    let since = covered.seal(tools.seal());
+    let since_unavailable = since.is_none().then(|| covered.unavailable());
     if !args.include_finished {
         terminals.retain(|t| !t.is_finished());
     }
@@ -179,6 +185,7 @@ pub(crate) async fn run(
         sessions,
         next_cursor,
         since,
+        since_unavailable,
         unreadable,
         unreadable_count,
     };
@@ -243,6 +250,9 @@ fn render(output: &ListSessionsOutput) -> String {
         text.push_str(&format!(
             "since (pass to wait_for_status to hear of every change after this): {since}\n"
         ));
+    }
+    if let Some(why) = &output.since_unavailable {
+        text.push_str(&format!("{why}\n"));
     }
     text
 }

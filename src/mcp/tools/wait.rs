@@ -4,23 +4,21 @@
 //! notifications, cancellation, and the share of the pool that waits may
 //! use) and asks a [`Watch`] what one round of polling found.
 //!
-//! No pooled connection is held between polls, and all waits together use
-//! at most [`POLL_CONNECTIONS`] of the pool's connections at a time, so
-//! waits never starve reads and sends.
+//! No pooled connection is held between polls, and every poll is made
+//! within the waits' share of the pool (`HcClient::polls`), so waits never
+//! starve reads and sends.
 
 use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
-use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::hc::HcClient;
+use crate::hc::client::Polls;
 use crate::mcp::error::ToolError;
 
-/// Pool connections all waits may use at once (of the pool's 8).
-pub(super) const POLL_CONNECTIONS: usize = 4;
 /// First poll interval; it grows by a quarter each quiet round up to
 /// [`MAX_POLL`] (so a change a fifth of a second in is seen within about
 /// 80 ms, and any change within half a second), and drops back when
@@ -29,15 +27,6 @@ const FIRST_POLL: Duration = Duration::from_millis(25);
 const MAX_POLL: Duration = Duration::from_millis(500);
 /// A progress notification goes out at least this often while waiting.
 pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(5);
-
-/// The share of the pool that waits may use, one permit per poll round.
-pub(crate) struct WaitPermits(Semaphore);
-
-impl Default for WaitPermits {
-    fn default() -> WaitPermits {
-        WaitPermits(Semaphore::new(POLL_CONNECTIONS))
-    }
-}
 
 /// What one round of polling concluded.
 pub(super) enum Poll<T> {
@@ -52,10 +41,10 @@ pub(super) enum Poll<T> {
 pub(super) trait Watch {
     type Done;
 
-    /// One round of calls; runs under a wait permit.
-    async fn poll(&mut self, client: &HcClient) -> Result<Poll<Self::Done>, ToolError>;
+    /// One round of calls, each within the waits' share of the pool.
+    async fn poll(&mut self, client: Polls<'_>) -> Result<Poll<Self::Done>, ToolError>;
 
-    /// Judges what a pending round read, with no permit held and no hc
+    /// Judges what a pending round read, with no connection held and no hc
     /// call: where work that takes CPU time belongs.
     async fn judge(&mut self) -> Option<Self::Done> {
         None
@@ -93,7 +82,6 @@ impl Limits {
 /// running then is abandoned), or the request is cancelled.
 pub(super) async fn run<W: Watch>(
     client: &HcClient,
-    permits: &WaitPermits,
     watch: &mut W,
     limits: Limits,
     context: &RequestContext<RoleServer>,
@@ -106,10 +94,7 @@ pub(super) async fn run<W: Watch>(
     let mut last_progress = started;
     loop {
         let round = async {
-            let polled = {
-                let _permit = permits.0.acquire().await.expect("never closed");
-                watch.poll(client).await?
-            };
+            let polled = watch.poll(client.polls()).await?;
             Ok::<_, ToolError>(match polled {
                 Poll::Pending { changed } => match watch.judge().await {
                     Some(done) => Poll::Done(done),

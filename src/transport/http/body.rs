@@ -53,7 +53,7 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> F,
 ) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let limit = match declared_length(&parts.headers) {
         Some(length) if length > MAX_BODY_BYTES => {
             return Denial::PayloadTooLarge.into_response();
@@ -70,7 +70,7 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
     };
     let json_rpc =
         parts.method == Method::POST && parts.uri.path() == MCP_PATH && is_json(&parts.headers);
-    if json_rpc && let Some(refused) = precheck(tools, &parts, &bytes) {
+    if json_rpc && let Some(refused) = precheck(tools, &mut parts, &bytes) {
         return refused;
     }
     let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
@@ -119,7 +119,7 @@ async fn with_null_id(response: Response) -> Response {
 /// rmcp: not JSON, a repeated key, a batch, not an object, or a revision
 /// not offered. Other methods, paths and content types keep rmcp's own
 /// answers (405, 404, 415).
-fn precheck(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
+fn precheck(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Response> {
     if let Err(answer) = guard::precheck(body) {
         if let Some(call) = answer.refused_call() {
             let unproven = Caller::unproven();
@@ -139,7 +139,33 @@ fn precheck(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
     if let Some(refused) = send_without_scope(tools, parts, body) {
         return Some(refused);
     }
-    unoffered_revision(&parts.headers, body).map(answered)
+    if let Some(refused) = unoffered_revision(&parts.headers, body) {
+        return Some(answered(refused));
+    }
+    admitted(tools, parts, body).map(answered)
+}
+
+/// What the surface takes before rmcp sees the request (`Tools::admit`: a
+/// listen's place among the subscribers), carried in its extensions; or
+/// the refusal, answered under the request's id.
+fn admitted(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Reply> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        id: Option<Value>,
+    }
+    let head = serde_json::from_slice::<Head<'_>>(body).ok()?;
+    let unproven = Caller::unproven();
+    let caller = parts.extensions.get::<Caller>().unwrap_or(&unproven);
+    match tools.admit(head.method.as_deref()?, caller) {
+        Ok(Some(seat)) => {
+            parts.extensions.insert(seat);
+            None
+        }
+        Ok(None) => None,
+        Err(why) => Some(Reply::refused_request(head.id.unwrap_or(Value::Null), &why)),
+    }
 }
 
 /// A call to the writer tool from a caller that may only read: answered 403
@@ -222,10 +248,10 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 /// An error answer is a 400; a tool result (a repeated argument) a 200.
 fn answered(answer: Reply) -> Response {
-    let status = if answer.is_error() {
-        StatusCode::BAD_REQUEST
-    } else {
+    let status = if answer.answers_a_request() {
         StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
     };
     (
         status,

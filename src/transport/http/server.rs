@@ -205,13 +205,16 @@ pub(crate) async fn serve(
         // Let the new connection read its headers before the next accept.
         tokio::task::yield_now().await;
     }
-    stop.cancel();
+    // The calls still running were told first (the surface's stopping
+    // token): they answer now, and only what is left after the grace is
+    // cut by rmcp's own stop.
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
         .is_err()
     {
         tracing::warn!("some HTTP requests were still running at shutdown");
     }
+    stop.cancel();
     drop(upkeep);
     tracing::info!("HTTP server stopped");
 }

@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -159,6 +159,31 @@ async fn write_frame(
     written
 }
 
+impl Lines {
+    /// What the surface takes before rmcp sees a request (`Tools::admit`: a
+    /// listen's place among the subscribers), put in its extensions; or the
+    /// refusal to answer instead.
+    fn admit(&self, message: &mut ClientJsonRpcMessage) -> Result<(), Reply> {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return Ok(());
+        };
+        match self
+            .server
+            .admit(request.request.method(), &Caller::stdio())
+        {
+            Ok(Some(seat)) => {
+                request.request.extensions_mut().insert(seat);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(why) => Err(Reply::refused_request(
+                serde_json::to_value(&request.id).unwrap_or_default(),
+                &why,
+            )),
+        }
+    }
+}
+
 impl Transport<RoleServer> for Lines {
     type Error = io::Error;
 
@@ -203,7 +228,11 @@ impl Transport<RoleServer> for Lines {
                     }
                     self.answer(&answer);
                 }
-                Some(Screened::Message(message)) => {
+                Some(Screened::Message(mut message)) => {
+                    if let Err(refused) = self.admit(&mut message) {
+                        self.answer(&refused);
+                        continue;
+                    }
                     self.started |= matches!(*message, ClientJsonRpcMessage::Request(_));
                     if self.started {
                         return Some(*message);

@@ -15,9 +15,10 @@ mod pipeline;
 mod preflight;
 pub(crate) mod verdict;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, InputRequiredResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -95,14 +96,17 @@ pub(crate) struct SendPromptOutput {
 
 /// One `send_prompt` call, from its raw arguments: every call leaves
 /// exactly one audit line, one whose arguments do not read included
-/// (`invalid_arguments`, naming the argument).
+/// (`invalid_arguments`, naming the argument). When `serve` begins to stop
+/// before the attempt ends, the call is answered at once with a JSON-RPC
+/// error saying so (the attempt itself is cut only by the process's end,
+/// and its audit line then says what it knew).
 pub(crate) async fn run(
     tools: Arc<Tools>,
     arguments: Map<String, Value>,
     caller: Caller,
     asking: Asking,
     ct: CancellationToken,
-) -> CallToolResponse {
+) -> Result<CallToolResponse, ErrorData> {
     let args = match parse_object::<SendPromptArgs>(&arguments) {
         Ok(args) => args,
         Err(bad) => {
@@ -115,34 +119,58 @@ pub(crate) async fn run(
                 },
                 &caller,
             );
-            return CallToolResult::error(vec![ContentBlock::text(bad.message)]).into();
+            return Ok(CallToolResult::error(vec![ContentBlock::text(bad.message)]).into());
         }
     };
     drop(arguments);
-    let task = tokio::spawn(async move {
-        let loaded = tools.app().loaded();
-        let unfinished = Unfinished {
-            audit: tools.app().audit(),
-            args: &args,
-            caller: &caller,
-        };
-        let attempt = pipeline::attempt(&tools, &loaded, &args, &caller, &asking, &ct).await;
-        // A 2026-07-28 client is asked through an input-required result.
-        let question = match &attempt.verdict {
-            Verdict::NotSent(verdict::Refusal::ConfirmationPending(question)) => {
-                Some(InputRequiredResult::clone(question))
+    let known = Arc::new(Known::default());
+    // Cut before dispatch by the request's cancel or by the stop alike.
+    let cut = tools.stopping().child_token();
+    let link = tokio::spawn({
+        let (cut, request) = (cut.clone(), ct);
+        async move {
+            tokio::select! {
+                () = request.cancelled() => cut.cancel(),
+                () = cut.cancelled() => {}
             }
-            _ => None,
-        };
-        let mut output = SendPromptOutput::new(&args, attempt);
-        std::mem::forget(unfinished);
-        output.audit = tools
-            .app()
-            .audit()
-            .record(&output.record(&args.text, &caller));
-        (output, question)
+        }
     });
-    match task.await {
+    let stopping = tools.stopping().clone();
+    let mut task = tokio::spawn({
+        let known = Arc::clone(&known);
+        async move {
+            let loaded = tools.app().loaded();
+            let unfinished = Unfinished {
+                audit: tools.app().audit(),
+                args: &args,
+                caller: &caller,
+                known: &known,
+            };
+            let attempt =
+                pipeline::attempt(&tools, &loaded, &args, &caller, &asking, &cut, &known).await;
+            // A 2026-07-28 client is asked through an input-required result.
+            let question = match &attempt.verdict {
+                Verdict::NotSent(verdict::Refusal::ConfirmationPending(question)) => {
+                    Some(InputRequiredResult::clone(question))
+                }
+                _ => None,
+            };
+            let mut output = SendPromptOutput::new(&args, attempt, loaded.config().operator_flag());
+            unfinished.disarm();
+            output.audit = tools
+                .app()
+                .audit()
+                .record(&output.record(&args.text, &caller));
+            (output, question)
+        }
+    });
+    let joined = tokio::select! {
+        biased;
+        joined = &mut task => joined,
+        () = stopping.cancelled() => return Err(stopping_error(&known)),
+    };
+    link.abort();
+    Ok(match joined {
         Ok((_, Some(question))) => CallToolResponse::InputRequired(question),
         Ok((output, None)) => {
             let text = render(&output);
@@ -150,34 +178,121 @@ pub(crate) async fn run(
                 output.outcome != Outcome::Sent || output.reason_code != ReasonCode::Accepted;
             structured(&output, text, is_error).into()
         }
-        // The attempt task panicked (its audit line says `unknown`); whether
-        // it dispatched is not known.
+        // The attempt task panicked (its audit line says what it knew);
+        // whether it dispatched is not known here.
         Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
             "UNKNOWN (input may have landed): internal error during send_prompt ({e}) [internal_error]; read the screen before deciding, do not resend blindly"
         ))])
         .into(),
+    })
+}
+
+/// The answer to a send still running when `serve` begins to stop.
+fn stopping_error(known: &Known) -> ErrorData {
+    let facts = known.facts();
+    let (outcome, what) = if facts.dispatching {
+        (
+            Outcome::Unknown,
+            "it was dispatched to hc, which had not answered (hc may hold a send while a user's draft sits in the terminal): its outcome is unknown, and the input may land",
+        )
+    } else {
+        (
+            Outcome::NotSent,
+            "it had not been dispatched, and never will be: nothing was sent",
+        )
+    };
+    ErrorData::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "herdr-core-mcp is stopping (SIGTERM or SIGINT), and this send_prompt had not ended: {what}. Once the server is back, read the terminal's screen (read_output) before deciding; do not resend blindly [server_stopping]"
+        ),
+        Some(serde_json::json!({
+            "outcome": outcome,
+            "reason_code": ReasonCode::ServerStopping,
+            "address": facts.address,
+            "core_id": facts.core_id,
+            "created_ms": facts.created_ms,
+        })),
+    )
+}
+
+/// What an attempt has learned so far, for the answer and the audit line
+/// of an attempt cut before it ends (by the process's end, or a panic).
+#[derive(Default)]
+pub(super) struct Known(Mutex<Facts>);
+
+/// The facts themselves.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Facts {
+    pub address: Option<String>,
+    pub core_id: Option<String>,
+    pub created_ms: Option<i64>,
+    pub preflight_status: Option<TerminalStatus>,
+    pub send_mode: Option<SendMode>,
+    /// `terminal.send` may have been written: from here on, only hc's
+    /// answer can say it was not.
+    pub dispatching: bool,
+}
+
+impl Known {
+    /// Records what `learn` adds.
+    pub(super) fn learn(&self, learn: impl FnOnce(&mut Facts)) {
+        learn(
+            &mut self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+
+    fn facts(&self) -> Facts {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 /// An attempt under way: dropped without being finished (its task
-/// panicked), it writes the attempt's audit line as `unknown`.
+/// panicked, or the process ended under it), it writes the attempt's audit
+/// line with what it knew: `unknown` once dispatch may have begun, else
+/// `not_sent`.
 struct Unfinished<'a> {
     audit: &'a Audit,
     args: &'a SendPromptArgs,
     caller: &'a Caller,
+    known: &'a Known,
+}
+
+impl Unfinished<'_> {
+    /// The attempt ended and records its own line.
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
 }
 
 impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
+        let facts = self.known.facts();
+        let outcome = if facts.dispatching {
+            Outcome::Unknown
+        } else {
+            Outcome::NotSent
+        };
+        let reason = if std::thread::panicking() {
+            ReasonCode::InternalError
+        } else {
+            ReasonCode::ServerStopping
+        };
         self.audit.record(&SendRecord {
-            core_id: None,
+            core_id: facts.core_id.as_deref(),
             address: RecordedAddress::Named(&self.args.address),
-            created_ms: self.args.created_ms,
+            created_ms: facts.created_ms.or(self.args.created_ms),
             landed_created_ms: None,
-            send_mode: None,
-            preflight_status: None,
-            outcome: Outcome::Unknown,
-            reason: ReasonCode::InternalError,
+            send_mode: facts.send_mode,
+            preflight_status: facts.preflight_status,
+            outcome,
+            reason,
             text: Some(&self.args.text),
             argument: None,
             caller: self.caller,
@@ -187,8 +302,9 @@ impl Drop for Unfinished<'_> {
 }
 
 impl SendPromptOutput {
-    /// The output of one attempt, built once from its verdict.
-    fn new(args: &SendPromptArgs, attempt: Attempt) -> SendPromptOutput {
+    /// The output of one attempt, built once from its verdict; `flag` is
+    /// the ` --config PATH` of the operator's commands it names.
+    fn new(args: &SendPromptArgs, attempt: Attempt, flag: &str) -> SendPromptOutput {
         let Attempt {
             preflight,
             guard,
@@ -227,7 +343,7 @@ impl SendPromptOutput {
                 Verdict::NotSent(verdict::Refusal::StatusMismatch {
                     actual: Some(TerminalStatus::Done),
                     ..
-                }) if mode == Some(SendMode::IdleOnly) => done_in_idle_only(&args.address),
+                }) if mode == Some(SendMode::IdleOnly) => done_in_idle_only(&args.address, flag),
                 _ => verdict.reason(&args.address, created_ms),
             },
             send_mode: mode,
@@ -266,10 +382,10 @@ impl SendPromptOutput {
     }
 }
 
-fn done_in_idle_only(address: &str) -> String {
+fn done_in_idle_only(address: &str, flag: &str) -> String {
     let address = printable(address);
     format!(
-        "hc refused atomically: the terminal was done, not idle; nothing was sent. This agent reports done after its work and may not become idle by itself, so waiting for idle may never end. Read its output (read_output); if follow-up prompts are wanted, the operator approves it for them with: herdr-core-mcp allow --mode normal {address}"
+        "hc refused atomically: the terminal was done, not idle; nothing was sent. This agent reports done after its work and may not become idle by itself, so waiting for idle may never end. Read its output (read_output); if follow-up prompts are wanted, the operator approves it for them with: herdr-core-mcp allow --mode normal{flag} {address}"
     )
 }
 
@@ -348,10 +464,17 @@ mod tests {
             created_ms: Some(7),
         };
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let known = Known::default();
+            known.learn(|facts| {
+                facts.core_id = Some("core-a".into());
+                facts.preflight_status = Some(TerminalStatus::Idle);
+                facts.dispatching = true;
+            });
             let _unfinished = Unfinished {
                 audit: &audit,
                 args: &args,
                 caller: &Caller::stdio(),
+                known: &known,
             };
             panic!("a bug between dispatch and classification");
         }));
@@ -362,6 +485,42 @@ mod tests {
         assert_eq!(line["reason"], "internal_error", "{line}");
         assert_eq!(line["address"], "t1");
         assert_eq!(line["created_ms"], 7);
+        assert_eq!(line["core_id"], "core-a", "{line}");
+        assert_eq!(line["preflight_status"], "idle", "{line}");
         assert!(!written.contains("a prompt"));
+    }
+
+    #[test]
+    fn an_attempt_cut_before_dispatch_is_not_sent_and_after_it_unknown() {
+        for (dispatching, outcome) in [(false, "not_sent"), (true, "unknown")] {
+            let captured = Captured::default();
+            let audit = Audit::open(Box::new(captured.clone()), None).unwrap();
+            let args = SendPromptArgs {
+                address: "t2".into(),
+                text: "a prompt".into(),
+                created_ms: None,
+            };
+            let known = Known::default();
+            known.learn(|facts| {
+                facts.core_id = Some("core-b".into());
+                facts.created_ms = Some(42);
+                facts.send_mode = Some(SendMode::Normal);
+                facts.dispatching = dispatching;
+            });
+            // Dropped without a panic: the process ended under it.
+            drop(Unfinished {
+                audit: &audit,
+                args: &args,
+                caller: &Caller::stdio(),
+                known: &known,
+            });
+            let written = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+            let line: serde_json::Value = serde_json::from_str(written.trim_end()).unwrap();
+            assert_eq!(line["outcome"], outcome, "{line}");
+            assert_eq!(line["reason"], "server_stopping", "{line}");
+            assert_eq!(line["created_ms"], 42, "{line}");
+            assert_eq!(line["core_id"], "core-b", "{line}");
+            assert_eq!(line["send_mode"], "normal", "{line}");
+        }
     }
 }

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::SendPromptArgs;
 use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question, Timeouts};
 use super::preflight::{Preflight, preflight};
 use super::verdict::{Refusal, Verdict, classify};
+use super::{Known, SendPromptArgs};
 use crate::app::Loaded;
 use crate::caller::Caller;
 use crate::config::{Config, SendMode, TerminalLifetime};
@@ -67,7 +67,9 @@ pub(super) async fn attempt(
     caller: &Caller,
     asking: &Asking,
     ct: &CancellationToken,
+    known: &Known,
 ) -> Attempt {
+    known.learn(|facts| facts.address = Some(args.address.clone()));
     // The transport refuses such a caller first (HTTP 403); this holds
     // whatever the path.
     if !caller.may_send() {
@@ -111,10 +113,16 @@ pub(super) async fn attempt(
                 Err(refusal) => return Attempt::refused(None, refusal),
             },
         };
+        known.learn(|facts| {
+            facts.core_id = Some(preflight.core_id.to_string());
+            facts.created_ms = Some(preflight.created_ms);
+            facts.preflight_status = Some(preflight.status);
+        });
         let cleared = match check_target(config, core_id, args, &preflight) {
             Ok(cleared) => cleared,
             Err(refusal) => return refused_with_mode(config, args, preflight, refusal),
         };
+        known.learn(|facts| facts.send_mode = Some(cleared.mode));
         let refuse = |preflight, refusal| Attempt {
             mode: Some(cleared.mode),
             ..Attempt::refused(Some(preflight), refusal)
@@ -134,6 +142,19 @@ pub(super) async fn attempt(
                     return refuse(preflight, refusal);
                 }
                 Some(_) => {}
+                // A human is never asked about a prompt the mode would
+                // refuse whatever the answer: idle-only sends only to an
+                // idle terminal.
+                None if cleared.mode == SendMode::IdleOnly
+                    && preflight.status != TerminalStatus::Idle =>
+                {
+                    let refusal = Refusal::StatusNotAllowed {
+                        status: preflight.status,
+                        mode: cleared.mode,
+                        flag: config.operator_flag().to_owned(),
+                    };
+                    return refuse(preflight, refusal);
+                }
                 None => {
                     // Nobody waits on this terminal's lock while a human reads.
                     drop(serialized);
@@ -176,6 +197,7 @@ pub(super) async fn attempt(
         };
         // Not raced with the cancellation: once dispatch may begin, only
         // hc's answer (or the send timeout) settles the outcome.
+        known.learn(|facts| facts.dispatching = true);
         let client = tools.app().client();
         let answer = asking
             .informing(
@@ -321,7 +343,11 @@ fn guard_for(mode: SendMode, status: TerminalStatus) -> Result<Option<SendGuard>
             Ok(Some(SendGuard::Idle))
         }
         (SendMode::Normal, TerminalStatus::Done) => Ok(None),
-        (SendMode::Normal, status) => Err(Refusal::StatusNotAllowed { status }),
+        (SendMode::Normal, status) => Err(Refusal::StatusNotAllowed {
+            status,
+            mode,
+            flag: String::new(),
+        }),
     }
 }
 
@@ -684,6 +710,7 @@ mod io_tests {
             caller,
             &Asking::nobody(),
             &ct,
+            &Known::default(),
         )
         .await
     }
@@ -738,7 +765,8 @@ mod io_tests {
                 Asking::nobody(),
                 CancellationToken::new(),
             )
-            .await;
+            .await
+            .expect("answered");
             let CallToolResponse::Complete(result) = response else {
                 panic!("{who}: not a complete result");
             };

@@ -12,7 +12,7 @@ use std::time::Duration;
 use rmcp::model::InputRequiredResult;
 
 pub(crate) use crate::audit::ReasonCode;
-use crate::config::ConfigError;
+use crate::config::{ConfigError, SendMode};
 use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
 use crate::hc::{CoreError, CoreId, SendError};
 use crate::mcp::text::MAX_PROMPT_CHARS;
@@ -106,16 +106,27 @@ pub(crate) enum Refusal {
         /// ` --config PATH` for the operator's command, or empty.
         flag: String,
     },
-    /// `normal` mode and a preflight status other than idle or done.
+    /// A preflight status the approval's mode cannot send to: `normal`
+    /// and neither idle nor done; or `idle-only`, not idle, and a human
+    /// would be asked to confirm (never asked a question whose answer
+    /// cannot lead to a send).
     StatusNotAllowed {
         status: TerminalStatus,
+        mode: SendMode,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
     /// The connection picked to send belongs to another core (hc restarted
     /// after the preflight); nothing was written.
     CoreChanged {
         expected: CoreId,
         actual: CoreId,
+        /// ` --config PATH` for the operator's command, or empty.
+        flag: String,
     },
+    /// The adapter's own sends held its sends' share of the pool past
+    /// `timeoutMs`; nothing was dispatched.
+    SendsQueued(CoreError),
     /// hc could not be reached to send; nothing was written.
     DispatchFailed(CoreError),
     /// hc's atomic guard refused: nothing was written.
@@ -172,6 +183,7 @@ impl Refusal {
             Refusal::NotApproved { .. } => ReasonCode::NotApproved,
             Refusal::StatusNotAllowed { .. } => ReasonCode::StatusNotAllowed,
             Refusal::DispatchFailed(_) => ReasonCode::DispatchFailed,
+            Refusal::SendsQueued(_) => ReasonCode::SendsQueued,
             Refusal::StatusMismatch { .. } => ReasonCode::StatusMismatch,
             Refusal::NotStarted => ReasonCode::NotStarted,
             Refusal::ConfirmationPending(_) => ReasonCode::ConfirmationRequired,
@@ -266,14 +278,35 @@ impl fmt::Display for Refusal {
                 f,
                 "terminal {address} (created_ms {created_ms}) is not on sendAllowlist; nothing was sent: only the operator can approve it, with herdr-core-mcp allow{flag} {address}"
             ),
-            Refusal::StatusNotAllowed { status } => write!(
+            Refusal::StatusNotAllowed {
+                status,
+                mode: SendMode::Normal,
+                ..
+            } => write!(
                 f,
-                "the terminal is {status}; normal mode sends only to idle or done terminals"
+                "the terminal is {status}; normal mode sends only to idle or done terminals, so nothing was sent. Wait until it is idle or done (wait_for_status with until: [\"idle\", \"done\"]) and send then"
             ),
-            Refusal::CoreChanged { expected, actual } => write!(
+            Refusal::StatusNotAllowed {
+                status: TerminalStatus::Done,
+                flag,
+                ..
+            } => write!(
                 f,
-                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
+                "the terminal is done, not idle, and idle-only mode sends only to an idle terminal, so the human who confirms prompts to it was not asked and nothing was sent. This agent reports done after its work and may not become idle by itself: if follow-up prompts are wanted, the operator approves it for them with: herdr-core-mcp allow --mode normal{flag} ADDRESS (the confirmation stays)"
             ),
+            Refusal::StatusNotAllowed { status, .. } => write!(
+                f,
+                "the terminal is {status}, not idle, and idle-only mode sends only to an idle terminal, so the human who confirms prompts to it was not asked and nothing was sent. Wait until it is idle (wait_for_status with until: [\"idle\"]) and send then; the human is asked then"
+            ),
+            Refusal::CoreChanged {
+                expected,
+                actual,
+                flag,
+            } => write!(
+                f,
+                "hc's core_id is now {actual}, not the configured {expected} (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow{flag} ADDRESS"
+            ),
+            Refusal::SendsQueued(e) => write!(f, "{e}"),
             Refusal::DispatchFailed(e) => {
                 write!(f, "could not reach hc to send, nothing was sent: {e}")
             }
@@ -363,8 +396,17 @@ pub(crate) fn classify(answer: Result<SendResult, SendError>, approved_created_m
             status_seq: result.status_seq,
             other_lifetime: (result.created_ms != approved_created_ms).then_some(result.created_ms),
         }),
-        Err(SendError::NotDispatched(CoreError::CoreChanged { expected, actual })) => {
-            Verdict::NotSent(Refusal::CoreChanged { expected, actual })
+        Err(SendError::NotDispatched(CoreError::CoreChanged {
+            expected,
+            actual,
+            flag,
+        })) => Verdict::NotSent(Refusal::CoreChanged {
+            expected,
+            actual,
+            flag,
+        }),
+        Err(SendError::NotDispatched(e @ CoreError::Queued { .. })) => {
+            Verdict::NotSent(Refusal::SendsQueued(e))
         }
         Err(SendError::NotDispatched(e)) => Verdict::NotSent(Refusal::DispatchFailed(e)),
         Err(SendError::Dispatched(e)) if e.hc_kind() == Some(ErrorKind::StatusMismatch) => {
@@ -443,6 +485,7 @@ mod tests {
                 source: io(),
             },
             CoreError::HandshakePin {
+                flag: String::new(),
                 path: path.clone(),
                 what: "version",
                 expected: "0.1.15".into(),
@@ -578,13 +621,30 @@ mod tests {
         let changed = CoreError::CoreChanged {
             expected: core("c1"),
             actual: core("c2"),
+            flag: " --config /home/op/hc-test.json".into(),
         };
         let verdict = classify(Err(SendError::NotDispatched(changed)), 1);
         assert_eq!(verdict.code(), ReasonCode::CoreIdMismatch);
         assert_eq!(
             verdict.reason("t1", Some(1)),
-            "hc's core_id is now c2, not the configured c1 (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow ADDRESS"
+            "hc's core_id is now c2, not the configured c1 (hc restarted); nothing was sent: the operator approves the terminal again with herdr-core-mcp allow --config /home/op/hc-test.json ADDRESS"
         );
+        let queued = CoreError::Queued {
+            method: crate::hc::wire::Method::Send,
+            class: crate::hc::pool::Class::Send,
+            waited_ms: 15_000,
+            in_use: crate::hc::pool::InUse {
+                reads: 0,
+                waits: 1,
+                sends: 4,
+            },
+        };
+        let verdict = classify(Err(SendError::NotDispatched(queued)), 1);
+        assert_eq!(verdict.code(), ReasonCode::SendsQueued);
+        let reason = verdict.reason("t1", Some(1));
+        assert!(reason.contains("nothing was written"), "{reason}");
+        assert!(reason.contains("4 of 4 for sends"), "{reason}");
+        assert!(!reason.contains("check hc"), "{reason}");
     }
 
     #[test]
@@ -674,11 +734,32 @@ mod tests {
             }),
             Verdict::NotSent(Refusal::StatusNotAllowed {
                 status: TerminalStatus::Working,
+                mode: SendMode::Normal,
+                flag: String::new(),
+            }),
+            Verdict::NotSent(Refusal::StatusNotAllowed {
+                status: TerminalStatus::Done,
+                mode: SendMode::IdleOnly,
+                flag: " --config /home/op/hc-test.json".into(),
             }),
             classify(
                 Err(SendError::NotDispatched(CoreError::CoreChanged {
                     expected: core("c1"),
                     actual: core("c2"),
+                    flag: String::new(),
+                })),
+                100,
+            ),
+            classify(
+                Err(SendError::NotDispatched(CoreError::Queued {
+                    method: crate::hc::wire::Method::Send,
+                    class: crate::hc::pool::Class::Send,
+                    waited_ms: 15_000,
+                    in_use: crate::hc::pool::InUse {
+                        reads: 1,
+                        waits: 2,
+                        sends: 4,
+                    },
                 })),
                 100,
             ),

@@ -156,14 +156,7 @@ pub(crate) async fn run(
     let plan = OutputPlan::new(args, tools.app().loaded().config().wait_max())?;
     let started = Instant::now();
     let mut watch = OutputWatch::new(&plan, tools.matchers());
-    let ended = wait::run(
-        tools.app().client(),
-        tools.wait_permits(),
-        &mut watch,
-        plan.limits(),
-        context,
-    )
-    .await?;
+    let ended = wait::run(tools.app().client(), &mut watch, plan.limits(), context).await?;
     let outcome = match ended {
         Ended::Done(outcome) => outcome,
         Ended::Timeout => WaitOutputOutcome::Timeout,

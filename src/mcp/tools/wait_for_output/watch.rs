@@ -10,8 +10,9 @@ use tokio::time::Instant;
 use super::OutputPlan;
 use super::matcher::{LineMatcher, Matchers};
 use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
+use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, ReadResult};
-use crate::hc::{CoreError, CoreId, HcClient};
+use crate::hc::{CoreError, CoreId};
 use crate::mcp::error::ToolError;
 use crate::mcp::text::tail_chars;
 use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
@@ -136,7 +137,7 @@ impl<'a> OutputWatch<'a> {
 impl Watch for OutputWatch<'_> {
     type Done = WaitOutputOutcome;
 
-    async fn poll(&mut self, client: &HcClient) -> Result<Poll<WaitOutputOutcome>, ToolError> {
+    async fn poll(&mut self, client: Polls<'_>) -> Result<Poll<WaitOutputOutcome>, ToolError> {
         self.polls += 1;
         let address = &self.plan.address;
         let record = match client.get(address).await {

@@ -63,10 +63,9 @@ pub(super) async fn run(
     let fresh_after = given.as_ref().map(|s| s.made_ms);
     let Some(mut current) = next_look(tools, &mut ticks, fresh_after, deadline, context).await?
     else {
-        return Err(ToolError::invalid(
-            "timeout_ms",
-            "passed before hc could be listed once: give the wait longer",
-        ));
+        return Err(ToolError::NoLook {
+            timeout_ms: wait::millis(bounds.timeout),
+        });
     };
     let baseline = match given {
         Some(since) => {
@@ -203,7 +202,7 @@ async fn next_look(
             }
             Tick::Failed => {
                 let asked_ms = wall_ms();
-                let answer = tools.app().client().list(true).await?;
+                let answer = tools.app().client().polls().list(true).await?;
                 return Ok(Some(Arc::new(Sighting {
                     core: answer.core.core_id.clone(),
                     terminals: answer.value.terminals,
@@ -304,7 +303,9 @@ async fn answer(
     } = answering;
     let more = changes.len() > MAX_CHANGES;
     changes.truncate(MAX_CHANGES);
-    let since = advance(&base, &changes, sighting.asked_ms).seal(tools.seal());
+    let next = advance(&base, &changes, sighting.asked_ms);
+    let since = next.seal(tools.seal());
+    let since_unavailable = since.is_none().then(|| next.unavailable());
     let ending = changes
         .first()
         .filter(|c| c.wanted && outcome != WaitOutcome::Timeout);
@@ -347,6 +348,7 @@ async fn answer(
         changes,
         more,
         since,
+        since_unavailable,
         note: None,
     };
     let text = output::render(&output);

@@ -27,6 +27,7 @@ pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
 use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
 use super::wait::{self, Ended, Limits, Poll, Watch};
 use crate::escape::printable;
+use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
 use crate::mcp::error::{ToolError, structured};
@@ -223,7 +224,7 @@ impl Watch for StatusWatch<'_> {
     /// The index of the target that ended the wait, and how.
     type Done = (usize, WaitOutcome);
 
-    async fn poll(&mut self, client: &HcClient) -> Result<Poll<Self::Done>, ToolError> {
+    async fn poll(&mut self, client: Polls<'_>) -> Result<Poll<Self::Done>, ToolError> {
         let mut changed = false;
         let mut ending = None;
         let mut answered = false;
@@ -336,14 +337,7 @@ pub(crate) async fn run(
         core_id: String::new(),
     };
     let client = tools.app().client();
-    let ended = wait::run(
-        client,
-        tools.wait_permits(),
-        &mut watch,
-        Limits::new(plan.timeout),
-        context,
-    )
-    .await?;
+    let ended = wait::run(client, &mut watch, Limits::new(plan.timeout), context).await?;
     let made_ms = wall_ms();
     let (ending, outcome) = match ended {
         Ended::Done((i, outcome)) => (Some(i), outcome),

@@ -87,9 +87,14 @@ pub(crate) struct WaitForStatusOutput {
     /// with `since`, which resumes right after them.
     pub more: bool,
     /// Pass as `since` to the next wait_for_status without targets: it
-    /// then reports every change after this answer. Null only when hc
-    /// never answered.
+    /// then reports every change after this answer. Null when hc never
+    /// answered, or when more terminals are covered than a since can hold
+    /// (`since_unavailable` then says so).
     pub since: Option<String>,
+    /// When `since` is null for covering too many terminals: why, and
+    /// which waits do have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_unavailable: Option<String>,
     /// On a timeout: why it may never end otherwise (a target that has
     /// never reported a status); else null.
     pub note: Option<String>,
@@ -131,6 +136,7 @@ impl WaitForStatusOutput {
             changes: Vec::new(),
             more: false,
             since: None,
+            since_unavailable: None,
             note: (outcome == WaitOutcome::Timeout)
                 .then(|| never_reported(&watch.last))
                 .flatten(),
@@ -215,6 +221,9 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
     }
     if let Some(since) = &out.since {
         text.push_str(&format!("\nsince: {since}"));
+    }
+    if let Some(why) = &out.since_unavailable {
+        text.push_str(&format!("\n{why}"));
     }
     if let Some(screen) = &out.output {
         text.push_str(&format!(
