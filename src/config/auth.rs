@@ -279,7 +279,7 @@ fn oauth(raw: RawAuth) -> Result<OAuthConfig, Invalid> {
         .transpose()?;
     let algorithms = algorithms(raw.algorithms)?;
     let skew = raw.clock_skew_s.unwrap_or(DEFAULT_SKEW_S);
-    super::validated::in_range(&super::numbers::CLOCK_SKEW_S, skew)?;
+    super::numbers::in_range(&super::numbers::CLOCK_SKEW_S, skew)?;
     let introspection = raw.introspection.map(introspection).transpose()?;
     Ok(OAuthConfig {
         issuer,

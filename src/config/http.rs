@@ -42,7 +42,7 @@ pub(super) fn validate(raw: RawHttp) -> Result<HttpConfig, Invalid> {
     let port = match raw.port {
         None => DEFAULT_HTTP_PORT,
         Some(p) => {
-            super::validated::in_range(&super::numbers::HTTP_PORT, p)?;
+            super::numbers::in_range(&super::numbers::HTTP_PORT, p)?;
             u16::try_from(p).expect("in range")
         }
     };

@@ -5,6 +5,8 @@
 
 use std::ops::RangeInclusive;
 
+use super::error::{Invalid, invalid};
+
 /// One numeric key of the config.
 pub(super) struct Number {
     /// The key as the config spells it, `[]` standing for any index:
@@ -121,6 +123,19 @@ const ALL: [Number; 9] = [
         meaning: "when the core was checked; let inspect-core --check-contract --accept write it",
     },
 ];
+
+/// `value` is in `number`'s range, or the message that says what the key
+/// takes and means.
+pub(super) fn in_range(number: &Number, value: u64) -> Result<(), Invalid> {
+    if number.takes(value) {
+        Ok(())
+    } else {
+        Err(invalid(
+            number.key,
+            format!("{}, got {value}", number.wants()),
+        ))
+    }
+}
 
 /// The numeric key at `key` (`sendAllowlist[3].created_ms` finds
 /// `sendAllowlist[].created_ms`).

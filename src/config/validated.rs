@@ -10,7 +10,7 @@ use super::allowlist::{Approval, TerminalLifetime, allowlist};
 use super::error::{ConfigError, Invalid, invalid};
 use super::file;
 use super::http::{self, HttpConfig};
-use super::numbers::{self, Number};
+use super::numbers::{self, in_range};
 use super::raw::{GuardShown, RawConfig, RawHcVersion, RawTransport};
 use super::send_mode::SendMode;
 use crate::hc::{Acceptance, AcceptedVersion, CoreId, HcClient};
@@ -308,19 +308,6 @@ impl TryFrom<RawConfig> for Config {
             audit_log: raw.audit_log,
             operator_flag: String::new(),
         })
-    }
-}
-
-/// `value` is in `number`'s range, or the message that says what the key
-/// takes and means.
-pub(super) fn in_range(number: &Number, value: u64) -> Result<(), Invalid> {
-    if number.takes(value) {
-        Ok(())
-    } else {
-        Err(invalid(
-            number.key,
-            format!("{}, got {value}", number.wants()),
-        ))
     }
 }
 

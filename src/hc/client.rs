@@ -22,7 +22,8 @@ use super::acceptance::Acceptance;
 use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
-use super::pool::{Class, Permit, Pool, ReuseCheck};
+use super::pool::{Permit, Pool, ReuseCheck};
+use super::share::Class;
 use super::wire::{
     self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
     SendParams, SendResult, TerminalRecord, UnreadableRecord,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::core_id::CoreId;
-use super::pool::{Class, InUse};
+use super::share::{Class, InUse};
 use super::wire::{self, ErrorKind, Method};
 
 /// Why a call to hc failed. Whether the failure happened before or after a

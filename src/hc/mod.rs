@@ -12,6 +12,7 @@ mod deadline;
 pub(crate) mod error;
 pub(crate) mod framing;
 pub(crate) mod pool;
+pub(crate) mod share;
 pub mod wire;
 
 pub use acceptance::{Acceptance, AcceptedVersion, document_sha256};

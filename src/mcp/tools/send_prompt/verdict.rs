@@ -631,9 +631,9 @@ mod tests {
         );
         let queued = CoreError::Queued {
             method: crate::hc::wire::Method::Send,
-            class: crate::hc::pool::Class::Send,
+            class: crate::hc::share::Class::Send,
             waited_ms: 15_000,
-            in_use: crate::hc::pool::InUse {
+            in_use: crate::hc::share::InUse {
                 reads: 0,
                 waits: 1,
                 sends: 4,
@@ -753,9 +753,9 @@ mod tests {
             classify(
                 Err(SendError::NotDispatched(CoreError::Queued {
                     method: crate::hc::wire::Method::Send,
-                    class: crate::hc::pool::Class::Send,
+                    class: crate::hc::share::Class::Send,
                     waited_ms: 15_000,
-                    in_use: crate::hc::pool::InUse {
+                    in_use: crate::hc::share::InUse {
                         reads: 1,
                         waits: 2,
                         sends: 4,
