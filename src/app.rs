@@ -6,8 +6,9 @@
 use std::sync::{Arc, RwLock};
 
 use crate::audit::Audit;
-use crate::config::{Config, ConfigError};
-use crate::hc::HcClient;
+use crate::config::{Config, ConfigError, TerminalLifetime};
+use crate::hc::wire::TerminalRecord;
+use crate::hc::{CoreError, HcClient};
 
 /// The config a call sees.
 #[derive(Debug)]
@@ -75,7 +76,7 @@ impl App {
 
     /// The config in force for a call that starts now.
     pub fn loaded(&self) -> Arc<Loaded> {
-        Arc::clone(&self.loaded.read().expect("config lock"))
+        Arc::clone(&crate::lock::read(&self.loaded))
     }
 
     /// Makes `config` the one in force for calls that start after this,
@@ -95,7 +96,36 @@ impl App {
         });
     }
 
+    /// The live terminals approved now (an entry for their core and
+    /// lifetime in the config in force), in hc's order; `None` when the
+    /// config in force is invalid, so that nothing counts as approved.
+    pub(crate) async fn approved_live(&self) -> Result<Option<Vec<TerminalRecord>>, CoreError> {
+        let loaded = self.loaded();
+        let Ok(config) = loaded.approvals() else {
+            return Ok(None);
+        };
+        let listed = self.client.list(false).await?;
+        let core = &listed.core.core_id;
+        Ok(Some(
+            listed
+                .value
+                .terminals
+                .into_iter()
+                .filter(|t| !t.is_finished())
+                .filter(|t| {
+                    config.is_send_approved(
+                        core,
+                        &TerminalLifetime {
+                            address: t.address.clone(),
+                            created_ms: t.created_ms,
+                        },
+                    )
+                })
+                .collect(),
+        ))
+    }
+
     fn swap(&self, loaded: Loaded) {
-        *self.loaded.write().expect("config lock") = Arc::new(loaded);
+        *crate::lock::write(&self.loaded) = Arc::new(loaded);
     }
 }

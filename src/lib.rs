@@ -8,7 +8,7 @@
 //!   connection, the pool, typed calls); `config`, the operator's JSON
 //!   config, validated into a [`Config`]; `escape`, how untrusted text is
 //!   printed; `files`, reading a file an operator names without trusting
-//!   it; `logging`, stderr logging; `json_keys`, repeated JSON keys;
+//!   it; `lock`, the one way a lock is taken; `logging`, stderr logging; `json_keys`, repeated JSON keys;
 //!   `caller`, who calls and whether they may send; `app`, what every call
 //!   shares (client, config in force); `audit`, the content-free send
 //!   record.
@@ -38,6 +38,7 @@ mod files;
 pub mod fuzzing;
 mod hc;
 mod json_keys;
+mod lock;
 mod logging;
 mod mcp;
 mod ops;

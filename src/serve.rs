@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::config::Config;
 use crate::escape::printable;
 use crate::hc::CoreId;
-use crate::mcp::{HerdrServer, Tools, WatchPace};
+use crate::mcp::{HerdrServer, WatchPace};
 use crate::transport::{self, Endpoint};
 
 /// Why serving stopped with an error.
@@ -36,19 +36,19 @@ pub async fn run(
     log_start(app.loaded().config());
     // hc may start later: the probe only says what it finds.
     let probe = tokio::spawn(probe(Arc::clone(&app)));
-    let tools = Arc::new(Tools::new(Arc::clone(&app), pace));
+    let server = HerdrServer::over(Arc::clone(&app), pace);
     // The calls still running hear of the stop first, so they can answer.
-    let stopping = tools.stopping().clone();
+    let stopping = server.stopping().clone();
     let shutdown = async move {
         shutdown.await;
         stopping.cancel();
     };
     let result = match endpoint {
-        Endpoint::Stdio(pipes) => transport::stdio::serve(HerdrServer::new(tools), pipes, shutdown)
+        Endpoint::Stdio(pipes) => transport::stdio::serve(server, pipes, shutdown)
             .await
             .map_err(ServeError::from),
         Endpoint::Http(endpoint) => {
-            transport::http::serve(tools, endpoint, shutdown).await;
+            transport::http::serve(server, endpoint, shutdown).await;
             Ok(())
         }
     };

@@ -1,6 +1,7 @@
 //! The audit file: opened as a path an attacker may have prepared, and
 //! appended to without losing a line (see the parent module).
 
+use crate::lock::held;
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -95,7 +96,7 @@ impl AuditFile {
     /// Queues `line` behind any outstanding ones and writes what it can.
     pub(super) fn append(&self, line: String) -> AuditWrite {
         {
-            let mut state = self.state.lock().expect("audit file");
+            let mut state = held(&self.state);
             if state.unwritten.len() >= MAX_UNWRITTEN_LINES {
                 state.lost += 1;
                 tracing::error!(
@@ -115,7 +116,7 @@ impl AuditFile {
 
     /// Writes the outstanding lines in order; whether none is left.
     pub(super) fn flush(&self) -> bool {
-        let mut guard = self.state.lock().expect("audit file");
+        let mut guard = held(&self.state);
         let state = &mut *guard;
         if state.lost > 0 {
             let lost = format!(

@@ -19,6 +19,7 @@
 mod file;
 mod record;
 
+use crate::lock::held;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
@@ -86,12 +87,7 @@ impl Audit {
     pub fn record(&self, record: &SendRecord<'_>) -> AuditWrite {
         let mut line = record::line(record);
         line.push('\n');
-        if let Err(e) = self
-            .stream
-            .lock()
-            .expect("audit stream")
-            .write_all(line.as_bytes())
-        {
+        if let Err(e) = held(&self.stream).write_all(line.as_bytes()) {
             tracing::error!("cannot write the audit line: {e}");
         }
         match &self.file {

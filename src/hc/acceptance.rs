@@ -7,6 +7,7 @@
 //! otherwise was upgraded or changed since it was checked, and is refused
 //! like an unaccepted one. Generation and framing stay pinned.
 
+use crate::lock::held;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -96,30 +97,28 @@ impl Admission {
     }
 
     pub(crate) fn current(&self) -> Arc<Acceptance> {
-        Arc::clone(&self.acceptance.read().expect("acceptance lock"))
+        Arc::clone(&crate::lock::read(&self.acceptance))
     }
 
     /// Puts `acceptance` in force; true when it differs from the one before.
     pub(crate) fn replace(&self, acceptance: Acceptance) -> bool {
-        let mut current = self.acceptance.write().expect("acceptance lock");
+        let mut current = crate::lock::write(&self.acceptance);
         if **current == acceptance {
             return false;
         }
         *current = Arc::new(acceptance);
-        *self.verified.lock().expect("acceptance lock") = None;
+        *held(&self.verified) = None;
         true
     }
 
     pub(crate) fn is_verified(&self, core_id: &CoreId, sha: &str) -> bool {
-        self.verified
-            .lock()
-            .expect("acceptance lock")
+        held(&self.verified)
             .as_ref()
             .is_some_and(|(id, s)| id == core_id && s == sha)
     }
 
     pub(crate) fn mark_verified(&self, core_id: &CoreId, sha: &str) {
-        *self.verified.lock().expect("acceptance lock") = Some((core_id.clone(), sha.to_owned()));
+        *held(&self.verified) = Some((core_id.clone(), sha.to_owned()));
     }
 }
 

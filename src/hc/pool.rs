@@ -17,6 +17,7 @@
 //! call takes one the runtime has seen nothing arrive on, without a system
 //! call, and the client opens a fresh one if its first write finds hc gone.
 
+use crate::lock::held;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -64,7 +65,7 @@ impl Pool {
     /// closed.
     pub fn accept(&self, acceptance: Acceptance) {
         if self.admission.replace(acceptance) {
-            self.idle.lock().expect("pool lock").clear();
+            held(&self.idle).clear();
         }
     }
 
@@ -141,7 +142,7 @@ impl Pool {
 
     fn take_idle(&self, check: ReuseCheck) -> Option<Connection> {
         let acceptance = self.admission.current();
-        let mut idle = self.idle.lock().expect("pool lock");
+        let mut idle = held(&self.idle);
         while let Some(conn) = idle.pop() {
             if !Arc::ptr_eq(conn.admitted(), &acceptance) {
                 continue;
@@ -164,12 +165,12 @@ impl Pool {
         for share in &self.shares {
             share.close();
         }
-        self.idle.lock().expect("pool lock").clear();
+        held(&self.idle).clear();
     }
 
     /// Connections currently parked for reuse (for tests and diagnostics).
     pub fn idle_count(&self) -> usize {
-        self.idle.lock().expect("pool lock").len()
+        held(&self.idle).len()
     }
 }
 
@@ -219,7 +220,7 @@ impl Lease<'_> {
             if self.pool.permits.is_closed() {
                 return;
             }
-            self.pool.idle.lock().expect("pool lock").push(conn);
+            held(&self.pool.idle).push(conn);
         }
     }
 }

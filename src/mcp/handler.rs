@@ -38,7 +38,7 @@ impl ServerHandler for HerdrServer {
             _ => "",
         };
         Box::pin(super::prompts::completion::complete(
-            &self.tools,
+            &self.surface.app,
             prompt,
             &request.argument.name,
             &request.argument.value,
@@ -78,7 +78,11 @@ impl ServerHandler for HerdrServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Box::pin(resources::list(&self.tools, cache_hints(&context))).await
+        Box::pin(resources::list(
+            self.surface.app.client(),
+            cache_hints(&context),
+        ))
+        .await
     }
 
     async fn list_resource_templates(
@@ -95,7 +99,8 @@ impl ServerHandler for HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         Box::pin(resources::read(
-            &self.tools,
+            &self.surface.app,
+            &self.surface.seal,
             &request.uri,
             cache_hints(&context),
         ))
@@ -126,8 +131,8 @@ impl ServerHandler for HerdrServer {
                 None,
             ));
         }
-        Box::pin(self.tools.watcher().subscribe(
-            self.tools.shared_app(),
+        Box::pin(self.surface.watcher.subscribe(
+            &self.surface.app,
             self.session,
             &caller(&context),
             context.peer.clone(),
@@ -141,7 +146,7 @@ impl ServerHandler for HerdrServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tools.watcher().unsubscribe(self.session, &request.uri);
+        self.surface.watcher.unsubscribe(self.session, &request.uri);
         Ok(())
     }
 
@@ -173,8 +178,8 @@ impl ServerHandler for HerdrServer {
             .unwrap_or_default();
         let _listening = match Seat::of(context.request_context()) {
             Some(seat) if !uris.is_empty() => Some(
-                Box::pin(self.tools.watcher().listen(
-                    self.tools.shared_app(),
+                Box::pin(self.surface.watcher.listen(
+                    &self.surface.app,
                     seat,
                     uris,
                     context.sink().clone(),
@@ -182,14 +187,14 @@ impl ServerHandler for HerdrServer {
                 .await?,
             ),
             // Nothing to watch; or no seat taken, which the transports
-            // always do before a listen reaches rmcp (`Tools::admit`).
+            // always do before a listen reaches rmcp (`HerdrServer::admit`).
             _ => None,
         };
         // A listen ends when its client cancels it, or when `serve`
         // begins to stop (its final result then says it ended).
         tokio::select! {
             () = context.cancelled() => {}
-            () = self.tools.stopping().cancelled() => {}
+            () = self.surface.stopping.cancelled() => {}
         }
         Ok(())
     }
@@ -232,7 +237,6 @@ mod tests {
     use crate::audit::Audit;
     use crate::caller::Caller;
     use crate::config::{Config, RawConfig};
-    use crate::mcp::shared::Tools;
 
     /// Every tool the server has; `send_prompt` is the only one that writes.
     const READ_TOOLS: [&str; 4] = [
@@ -247,10 +251,7 @@ mod tests {
         let raw = RawConfig::parse(path, r#"{"socketPath": "/run/hc.sock"}"#).unwrap();
         let config = Config::validate(path, raw).unwrap();
         let audit = Audit::open(Box::new(std::io::sink()), None).unwrap();
-        HerdrServer::new(Arc::new(Tools::new(
-            Arc::new(App::new(config, audit)),
-            Default::default(),
-        )))
+        HerdrServer::over(Arc::new(App::new(config, audit)), Default::default())
     }
 
     /// The names `list_tools` answers for a request with `http` (the HTTP

@@ -11,18 +11,21 @@ use rmcp::handler::server::tool::{InputResponses, RequestState, ToolRouter};
 use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use tokio_util::sync::CancellationToken;
 
 use super::access;
 use super::arguments::{Arguments, RawArguments};
 use super::error::{ToolError, respond};
+use super::resources::watcher::{Seat, WatchPace};
 use super::schema;
-use super::shared::Tools;
+use super::surface::Surface;
 use super::tools::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::tools::read_output::{self, ReadOutputArgs, ReadOutputOutput};
 use super::tools::send_prompt::confirm::Asking;
 use super::tools::send_prompt::{self, SendPromptArgs, SendPromptOutput};
 use super::tools::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
-use super::tools::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput};
+use super::tools::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput, Watching};
+use crate::app::App;
 use crate::caller::Caller;
 
 pub(super) const INSTRUCTIONS: &str = "Sees and prompts the existing terminals of a local herdr-core (hc). \
@@ -52,7 +55,7 @@ pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
 /// stateless HTTP), all sharing one [`App`] and one tool router.
 #[derive(Clone)]
 pub(crate) struct HerdrServer {
-    pub(super) tools: Arc<Tools>,
+    pub(super) surface: Arc<Surface>,
     /// This server's session (one per stdio session; one per request over
     /// stateless HTTP): whose legacy subscriptions are whose.
     pub(super) session: u64,
@@ -71,23 +74,13 @@ impl HerdrServer {
         tokio::select! {
             biased;
             ended = wait => ended,
-            () = self.tools.stopping().cancelled() => Err(ToolError::Stopping),
+            () = self.surface.stopping.cancelled() => Err(ToolError::Stopping),
         }
     }
 
-    /// What a request takes before rmcp sees it, or why it is refused
-    /// (`Tools::admit`).
-    pub(crate) fn admit(
-        &self,
-        method: &str,
-        caller: &Caller,
-    ) -> Result<Option<Arc<super::resources::watcher::Seat>>, String> {
-        self.tools.admit(method, caller)
-    }
-
-    /// A server over the shared `tools`; the tool router is built once per
-    /// process.
-    pub(crate) fn new(tools: Arc<Tools>) -> HerdrServer {
+    /// A server over `surface`, a session of its own; the tool router is
+    /// built once per process.
+    fn new(surface: Arc<Surface>) -> HerdrServer {
         // Built once per process: stateless HTTP makes a server per request,
         // and building the router (four tools, their schemas cloned and
         // cleaned) was half of the adapter's CPU time per HTTP call.
@@ -95,7 +88,7 @@ impl HerdrServer {
         static PROMPTS: OnceLock<Arc<PromptRouter<HerdrServer>>> = OnceLock::new();
         static SESSIONS: AtomicU64 = AtomicU64::new(0);
         HerdrServer {
-            tools,
+            surface,
             session: SESSIONS.fetch_add(1, Ordering::Relaxed),
             tool_router: Arc::clone(ROUTER.get_or_init(|| Arc::new(Self::tool_router()))),
             prompt_router: Arc::clone(PROMPTS.get_or_init(|| Arc::new(Self::prompts()))),
@@ -124,7 +117,9 @@ impl HerdrServer {
         &self,
         Arguments(args): Arguments<ListSessionsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(respond(list_sessions::run(&self.tools, args).await))
+        Ok(respond(
+            list_sessions::run(&self.surface.app, &self.surface.seal, args).await,
+        ))
     }
 
     /// Read the current screen of one terminal (no scrollback history): the
@@ -147,7 +142,9 @@ impl HerdrServer {
         &self,
         Arguments(args): Arguments<ReadOutputArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(respond(read_output::run(&self.tools, args).await))
+        Ok(respond(
+            read_output::run(self.surface.app.client(), args).await,
+        ))
     }
 
     /// Type a prompt into an approved terminal (send_approved in
@@ -187,7 +184,7 @@ impl HerdrServer {
         let caller = caller(&context);
         let asking = Asking::new(&context, state, responses);
         send_prompt::run(
-            Arc::clone(&self.tools),
+            Arc::clone(&self.surface.send),
             arguments,
             caller,
             asking,
@@ -230,7 +227,7 @@ impl HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(
-            self.until_stopping(wait_for_status::run(&self.tools, args, &context))
+            self.until_stopping(wait_for_status::run(self.watching(), args, &context))
                 .await,
         ))
     }
@@ -267,32 +264,79 @@ impl HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(respond(
-            self.until_stopping(wait_for_output::run(&self.tools, args, &context))
-                .await,
+            self.until_stopping(wait_for_output::run(
+                &self.surface.app,
+                &self.surface.matchers,
+                args,
+                &context,
+            ))
+            .await,
         ))
     }
 }
 
+/// The door both transports use: the server over an app, a server per
+/// session, the stop signal, what a request takes before rmcp sees it,
+/// and the one record of a call refused before it reached its tool.
 impl HerdrServer {
+    /// The server of `app`, its watchers at `pace`: the one surface of
+    /// this process, and its first session.
+    pub(crate) fn over(app: Arc<App>, pace: WatchPace) -> HerdrServer {
+        HerdrServer::new(Arc::new(Surface::new(app, pace)))
+    }
+
+    /// Another session on the same surface (stateless HTTP: one a request).
+    pub(crate) fn fresh(&self) -> HerdrServer {
+        HerdrServer::new(Arc::clone(&self.surface))
+    }
+
+    /// Cancelled when `serve` begins to stop (the caller cancels it): the
+    /// calls still running answer first.
+    pub(crate) fn stopping(&self) -> &CancellationToken {
+        &self.surface.stopping
+    }
+
+    /// What a request takes before rmcp sees it, asked by both transports
+    /// at their edge: a `subscriptions/listen` takes its place among the
+    /// subscribers there, so that a listen past its caller's share (or
+    /// past all of them) is refused before rmcp acknowledges it. `None`
+    /// for every other method; `Err` says why the request is refused.
+    pub(crate) fn admit(&self, method: &str, caller: &Caller) -> Result<Option<Arc<Seat>>, String> {
+        if method != LISTEN_METHOD {
+            return Ok(None);
+        }
+        match self.surface.watcher.seat(caller) {
+            Ok(seat) => Ok(Some(Arc::new(seat))),
+            Err(refused) => Err(refused.message.into_owned()),
+        }
+    }
+
     /// A call to `tool` that a transport refused before it reached the
-    /// tool, for `argument` (one it repeats): recorded as the send attempt
-    /// it is when `tool` is the writer.
-    pub(crate) fn record_refused_arguments(
+    /// tool (for its scope, or for an argument): recorded as the send
+    /// attempt it is when `tool` is the writer. `arguments` are the call's
+    /// raw arguments, when it had readable ones.
+    pub(crate) fn refused(
         &self,
         tool: &str,
-        arguments: &serde_json::Map<String, serde_json::Value>,
-        argument: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        refused: access::Refused<'_>,
         caller: &Caller,
     ) {
-        access::record_refused(
-            self.tools.app().audit(),
-            tool,
-            Some(arguments),
-            access::Refused::Arguments { argument },
-            caller,
-        );
+        access::record_refused(self.surface.app.audit(), tool, arguments, refused, caller);
+    }
+
+    /// What the status waits use of the surface.
+    fn watching(&self) -> Watching<'_> {
+        Watching {
+            app: &self.surface.app,
+            seal: &self.surface.seal,
+            ticker: &self.surface.ticker,
+        }
     }
 }
+
+/// The 2026-07-28 request that opens a subscription stream.
+const LISTEN_METHOD: &str = "subscriptions/listen";
 
 /// Whether this request's revision has the cache hints (2026-07-28).
 pub(super) fn cache_hints(context: &RequestContext<RoleServer>) -> bool {

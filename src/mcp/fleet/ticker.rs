@@ -4,6 +4,7 @@
 //! the last follower gone it stops, so nothing polls hc while nobody
 //! watches. However many waits run, hc sees one `terminal.list` a tick.
 
+use crate::lock::held;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -64,7 +65,7 @@ impl Ticker {
     /// Every look from now on (and the latest one, already seen or not),
     /// the ticker listing hc while the receiver lives.
     pub(crate) fn follow(&self, app: &Arc<App>) -> watch::Receiver<Tick> {
-        let mut running = self.shared.running.lock().expect("not poisoned");
+        let mut running = held(&self.shared.running);
         let receiver = self.shared.latest.subscribe();
         if !*running {
             *running = true;
@@ -82,7 +83,7 @@ async fn run(shared: Arc<Shared>, app: Arc<App>, poll: Duration) {
     loop {
         ticks.tick().await;
         {
-            let mut running = shared.running.lock().expect("not poisoned");
+            let mut running = held(&shared.running);
             if shared.latest.receiver_count() == 0 {
                 *running = false;
                 return;

@@ -5,7 +5,7 @@
 use rmcp::ErrorData;
 use rmcp::model::{CompleteResult, CompletionInfo};
 
-use crate::mcp::shared::Tools;
+use crate::app::App;
 
 /// The prompt whose `address` is completed.
 const DISPATCH: &str = "dispatch";
@@ -16,13 +16,13 @@ const MAX_COMPLETIONS: usize = 32;
 /// The live approved addresses that start with `prefix`, for `dispatch`'s
 /// `address`; nothing for any other argument.
 pub(crate) async fn complete(
-    tools: &Tools,
+    app: &App,
     prompt: &str,
     argument: &str,
     prefix: &str,
 ) -> Result<CompleteResult, ErrorData> {
     let values = if prompt == DISPATCH && argument == "address" {
-        approved_addresses(tools, prefix).await
+        approved_addresses(app, prefix).await
     } else {
         Vec::new()
     };
@@ -33,8 +33,8 @@ pub(crate) async fn complete(
 
 /// The addresses of live terminals approved now, starting with `prefix`,
 /// at most [`MAX_COMPLETIONS`]. hc unreachable or the config invalid: none.
-async fn approved_addresses(tools: &Tools, prefix: &str) -> Vec<String> {
-    let Ok(Some(terminals)) = tools.approved_live().await else {
+async fn approved_addresses(app: &App, prefix: &str) -> Vec<String> {
+    let Ok(Some(terminals)) = app.approved_live().await else {
         return Vec::new();
     };
     terminals

@@ -11,20 +11,19 @@ use rmcp::model::{
 };
 use serde::Serialize;
 
+mod uri;
 pub(crate) mod watcher;
+
+pub(crate) use uri::{URI_TEMPLATE, address, uri};
 
 use super::fleet::changes::named_since;
 use super::fleet::ticker::wall_ms;
-use super::shared::Tools;
-use super::tools::list_sessions::Session;
+use super::seal::SealKey;
+use super::session::Session;
+use crate::app::App;
 use crate::escape::printable;
-use crate::hc::{CoreError, wire::ErrorKind};
+use crate::hc::{CoreError, HcClient, wire::ErrorKind};
 
-/// Every terminal resource's URI starts so; the address follows,
-/// percent-encoded.
-pub(crate) const URI_PREFIX: &str = "herdr-core://terminal/";
-/// The resources' template (RFC 6570: `{address}` is percent-encoded).
-pub(crate) const URI_TEMPLATE: &str = "herdr-core://terminal/{address}";
 const MIME: &str = "application/json";
 /// Resources listed at most: one hc listing, like `list_sessions`' pages
 /// together.
@@ -39,43 +38,6 @@ struct Contents {
     #[serde(flatten)]
     session: Session,
     since: Option<String>,
-}
-
-/// The URI of the terminal at `address`: every byte outside RFC 3986's
-/// unreserved characters percent-encoded (so `machine/t7` is
-/// `machine%2Ft7`).
-pub(crate) fn uri(address: &str) -> String {
-    let mut uri = String::with_capacity(URI_PREFIX.len() + address.len());
-    uri.push_str(URI_PREFIX);
-    for byte in address.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    uri
-}
-
-/// The address a terminal URI names; `None` unless `uri` is exactly what
-/// [`uri`] makes of some address.
-pub(crate) fn address(uri: &str) -> Option<String> {
-    let encoded = uri.strip_prefix(URI_PREFIX)?;
-    let mut bytes = Vec::with_capacity(encoded.len());
-    let mut rest = encoded.as_bytes();
-    while let Some((&first, tail)) = rest.split_first() {
-        if first == b'%' {
-            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
-            bytes.push(u8::from_str_radix(hex, 16).ok()?);
-            rest = &tail[2..];
-        } else {
-            bytes.push(first);
-            rest = tail;
-        }
-    }
-    let address = String::from_utf8(bytes).ok()?;
-    (crate::hc::wire::check_address(&address).is_ok() && self::uri(&address) == uri)
-        .then_some(address)
 }
 
 fn unknown(uri: &str) -> ErrorData {
@@ -94,15 +56,10 @@ fn core_failed(e: &CoreError) -> ErrorData {
 
 /// `resources/list`: every live terminal, oldest first.
 pub(crate) async fn list(
-    tools: &Tools,
+    client: &HcClient,
     cache_hints: bool,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let listed = tools
-        .app()
-        .client()
-        .list(false)
-        .await
-        .map_err(|e| core_failed(&e))?;
+    let listed = client.list(false).await.map_err(|e| core_failed(&e))?;
     let mut terminals = listed.value.terminals;
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let resources = terminals
@@ -145,14 +102,16 @@ pub(crate) fn templates(cache_hints: bool) -> ListResourceTemplatesResult {
     result
 }
 
-/// `resources/read` of one terminal.
+/// `resources/read` of one terminal, through `app`, its `since` sealed
+/// with `seal`.
 pub(crate) async fn read(
-    tools: &Tools,
+    app: &App,
+    seal: &SealKey,
     uri: &str,
     cache_hints: bool,
 ) -> Result<ReadResourceResult, ErrorData> {
     let address = address(uri).ok_or_else(|| unknown(uri))?;
-    let answer = tools.app().client().get(&address).await.map_err(|e| {
+    let answer = app.client().get(&address).await.map_err(|e| {
         if e.hc_kind() == Some(ErrorKind::NotFound) {
             ErrorData::resource_not_found(
                 format!("hc has no terminal at {}", printable(&address)),
@@ -169,10 +128,10 @@ pub(crate) async fn read(
         std::slice::from_ref(&answer.value),
         &core_id,
         made_ms,
-        tools.seal(),
+        seal,
     )
-    .seal(tools.seal());
-    let loaded = tools.app().loaded();
+    .seal(seal);
+    let loaded = app.loaded();
     let approvals = loaded.approvals().ok();
     let contents = Contents {
         core_id,

@@ -13,6 +13,7 @@
 //! until `resources/unsubscribe` or the session ends) or a 2026-07-28
 //! `subscriptions/listen` request (until it is cancelled).
 
+use crate::lock::held;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, RoleServer};
 
-use super as resources;
+use super::uri::address;
 use crate::app::App;
 use crate::caller::Caller;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
@@ -111,7 +112,7 @@ impl Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        let mut seats = self.seats.lock().expect("not poisoned");
+        let mut seats = held(&self.seats);
         seats.taken -= 1;
         if let Some(n) = seats.by_share.get_mut(&self.share) {
             *n -= 1;
@@ -158,7 +159,7 @@ pub(crate) struct Listening {
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        let mut inner = self.inner.lock().expect("not poisoned");
+        let mut inner = held(&self.inner);
         inner.subscribers.remove(&self.key);
     }
 }
@@ -200,7 +201,7 @@ impl Watcher {
     /// refusal comes first.
     pub(crate) fn seat(&self, caller: &Caller) -> Result<Seat, ErrorData> {
         let share = caller.share();
-        let mut seats = self.seats.lock().expect("not poisoned");
+        let mut seats = held(&self.seats);
         if seats.taken >= MAX_SUBSCRIBERS {
             return Err(ErrorData::invalid_request(
                 format!(
@@ -236,18 +237,12 @@ impl Watcher {
         uri: &str,
     ) -> Result<(), ErrorData> {
         let key = SubscriberKey::Session(session);
-        let seat = match self
-            .inner
-            .lock()
-            .expect("not poisoned")
-            .subscribers
-            .contains_key(&key)
-        {
+        let seat = match held(&self.inner).subscribers.contains_key(&key) {
             true => None,
             false => Some(self.seat(caller)?),
         };
         let seen = look(app).await?;
-        let mut inner = self.inner.lock().expect("not poisoned");
+        let mut inner = held(&self.inner);
         seed(&mut inner, &seen, [uri]);
         let subscriber = match (inner.subscribers.entry(key), seat) {
             (Entry::Occupied(entry), _) => entry.into_mut(),
@@ -278,7 +273,7 @@ impl Watcher {
     /// `resources/unsubscribe` of `uri` by `session` (not subscribed is no
     /// error).
     pub(crate) fn unsubscribe(&self, session: u64, uri: &str) {
-        let mut inner = self.inner.lock().expect("not poisoned");
+        let mut inner = held(&self.inner);
         let key = SubscriberKey::Session(session);
         if let Some(subscriber) = inner.subscribers.get_mut(&key) {
             subscriber.uris.remove(uri);
@@ -298,7 +293,7 @@ impl Watcher {
         sink: SubscriptionSink,
     ) -> Result<Listening, ErrorData> {
         let seen = look(app).await?;
-        let mut inner = self.inner.lock().expect("not poisoned");
+        let mut inner = held(&self.inner);
         seed(&mut inner, &seen, uris.iter().map(String::as_str));
         inner.next_listen += 1;
         let key = SubscriberKey::Listen(inner.next_listen);
@@ -353,7 +348,7 @@ fn seed<'a>(
 ) {
     for uri in uris {
         if !inner.last.contains_key(uri)
-            && let Some(address) = resources::address(uri)
+            && let Some(address) = address(uri)
         {
             inner
                 .last
@@ -365,7 +360,7 @@ fn seed<'a>(
 /// The addresses someone watches; `None` (and the poller marked stopped)
 /// when nobody does.
 fn watched(inner: &Mutex<Inner>) -> Option<HashSet<String>> {
-    let mut inner = inner.lock().expect("not poisoned");
+    let mut inner = held(inner);
     // A session whose transport closed is not listening any more.
     inner.subscribers.retain(|_, s| match &s.sink {
         Sink::Session(peer) => !peer.is_transport_closed(),
@@ -400,10 +395,10 @@ async fn poll(inner: Arc<Mutex<Inner>>, mut ticks: watch::Receiver<Tick>, min_ga
         };
         let now = by_address(&sighting.terminals);
         {
-            let mut inner = inner.lock().expect("not poisoned");
+            let mut inner = held(&inner);
             inner.last.retain(|uri, _| uris.contains(uri));
             for uri in &uris {
-                let Some(address) = resources::address(uri) else {
+                let Some(address) = address(uri) else {
                     continue;
                 };
                 let seen = now.get(&address).copied();
@@ -432,9 +427,7 @@ async fn poll(inner: Arc<Mutex<Inner>>, mut ticks: watch::Receiver<Tick>, min_ga
 
 /// Tells every subscriber of `uri`.
 async fn notify(inner: &Mutex<Inner>, uri: &str) {
-    let sinks: Vec<(SubscriberKey, Sink)> = inner
-        .lock()
-        .expect("not poisoned")
+    let sinks: Vec<(SubscriberKey, Sink)> = held(inner)
         .subscribers
         .iter()
         .filter(|(_, s)| s.uris.contains(uri))
@@ -453,7 +446,7 @@ async fn notify(inner: &Mutex<Inner>, uri: &str) {
         };
         if let Err(e) = sent {
             tracing::debug!(error = %e, "subscriptions: a subscriber is gone");
-            inner.lock().expect("not poisoned").subscribers.remove(&key);
+            held(inner).subscribers.remove(&key);
         }
     }
 }

@@ -6,16 +6,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cursor::{self, Position};
-use crate::config::{Config, SendMode, TerminalLifetime};
+use crate::app::App;
 use crate::escape::printable;
-use crate::hc::CoreId;
 use crate::hc::client::Listing;
-use crate::hc::wire::{TerminalRecord, UnreadableRecord};
+use crate::hc::wire::UnreadableRecord;
 use crate::mcp::error::{ToolError, structured};
 use crate::mcp::fleet::changes::{Look, since_of};
 use crate::mcp::fleet::since::Scope;
 use crate::mcp::fleet::ticker::wall_ms;
-use crate::mcp::shared::Tools;
+use crate::mcp::seal::SealKey;
+use crate::mcp::session::Session;
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.
@@ -33,50 +33,6 @@ pub(crate) struct ListSessionsArgs {
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page, unchanged. Omit for the first page.
     pub cursor: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct Session {
-    #[serde(flatten)]
-    pub record: TerminalRecord,
-    /// True when this exact lifetime (address, created_ms) is on the
-    /// operator's allowlist AND hc's core_id is the configured one.
-    pub send_approved: bool,
-    /// True when send_approved and the operator also allowed multi-line
-    /// prompts (TAB and LF) for it; otherwise send one line only.
-    pub multiline_allowed: bool,
-    /// When send_approved: how it may be prompted. `idle-only`: only while
-    /// idle; `normal`: also when done (an agent that reports done after
-    /// each task can take follow-ups). Null when not approved.
-    pub send_mode: Option<SendMode>,
-    /// True when send_approved and each prompt to it waits for a human to
-    /// confirm it in your MCP client (send_prompt asks; a client that
-    /// cannot ask gets not_sent, confirmation_unavailable).
-    pub confirm_required: bool,
-}
-
-impl Session {
-    /// `record` with what the config approves of it on core `live_core`
-    /// (nothing when the config cannot send).
-    pub(crate) fn judged(
-        record: TerminalRecord,
-        approvals: Option<&Config>,
-        live_core: &CoreId,
-        config_mode: SendMode,
-    ) -> Session {
-        let lifetime = TerminalLifetime {
-            address: record.address.clone(),
-            created_ms: record.created_ms,
-        };
-        let approval = approvals.and_then(|config| config.approval(live_core, &lifetime));
-        Session {
-            record,
-            send_approved: approval.is_some(),
-            multiline_allowed: approval.is_some_and(|a| a.multiline),
-            send_mode: approval.map(|a| a.mode(config_mode)),
-            confirm_required: approval.is_some_and(|a| a.confirm),
-        }
-    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -104,8 +60,11 @@ pub(crate) struct ListSessionsOutput {
     pub unreadable_count: usize,
 }
 
+/// One page for `args`, from hc through `app`, its cursor and `since`
+/// sealed with `seal`.
 pub(crate) async fn run(
-    tools: &Tools,
+    app: &App,
+    seal: &SealKey,
     args: ListSessionsArgs,
 ) -> Result<CallToolResult, ToolError> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
@@ -116,12 +75,12 @@ pub(crate) async fn run(
         ));
     }
     // Finished terminals too, for the since; the page drops them unless asked.
-    let listed = tools.app().client().list(true).await?;
+    let listed = app.client().list(true).await?;
     let made_ms = wall_ms();
     let live_core = &listed.core.core_id;
     let core_id = live_core.to_string();
     let after = match &args.cursor {
-        Some(cursor) => Some(cursor::open(tools.seal(), cursor, &core_id)?),
+        Some(cursor) => Some(cursor::open(seal, cursor, &core_id)?),
         None => None,
     };
     let Listing {
@@ -138,8 +97,8 @@ pub(crate) async fn run(
         terminals: &terminals,
         in_scope: &|_| true,
     };
-    let covered = since_of(&look, &core_id, Scope::All, made_ms, tools.seal());
-    let since = covered.seal(tools.seal());
+    let covered = since_of(&look, &core_id, Scope::All, made_ms, seal);
+    let since = covered.seal(seal);
     let since_unavailable = since.is_none().then(|| covered.unavailable());
     if !args.include_finished {
         terminals.retain(|t| !t.is_finished());
@@ -157,7 +116,7 @@ pub(crate) async fn run(
     let next_cursor = (rest.len() > limit).then(|| {
         let last = page.last().expect("a full page has a last record");
         cursor::seal(
-            tools.seal(),
+            seal,
             &Position {
                 core_id: core_id.clone(),
                 created_ms: last.created_ms,
@@ -166,7 +125,7 @@ pub(crate) async fn run(
         )
     });
     // One snapshot for the whole page: every record is judged by the same config.
-    let loaded = tools.app().loaded();
+    let loaded = app.loaded();
     let approvals = loaded.approvals().ok();
     let config_mode = loaded.config().send_mode();
     let sessions: Vec<Session> = page

@@ -30,7 +30,7 @@ use super::gate::Denial;
 use crate::caller::Caller;
 use crate::escape::printable;
 use crate::mcp::access::{self, Refused};
-use crate::mcp::{PROTOCOL_VERSIONS, Tools};
+use crate::mcp::{HerdrServer, PROTOCOL_VERSIONS};
 use crate::transport::guard::{self, Reply, Screened};
 
 /// The one MCP endpoint.
@@ -49,7 +49,7 @@ pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// refused before anything is read; a chunked body is cut off while it
 /// streams.
 pub(super) async fn buffer<F: Future<Output = Response>>(
-    tools: &Tools,
+    server: &HerdrServer,
     request: Request,
     next: impl FnOnce(Request) -> F,
 ) -> Response {
@@ -70,7 +70,7 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
     };
     let json_rpc =
         parts.method == Method::POST && parts.uri.path() == MCP_PATH && is_json(&parts.headers);
-    if json_rpc && let Some(refused) = precheck(tools, &mut parts, &bytes) {
+    if json_rpc && let Some(refused) = precheck(server, &mut parts, &bytes) {
         return refused;
     }
     let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
@@ -119,13 +119,12 @@ async fn with_null_id(response: Response) -> Response {
 /// rmcp: not JSON, a repeated key, a batch, not an object, or a revision
 /// not offered. Other methods, paths and content types keep rmcp's own
 /// answers (405, 404, 415).
-fn precheck(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Response> {
+fn precheck(server: &HerdrServer, parts: &mut Parts, body: &[u8]) -> Option<Response> {
     if let Err(answer) = guard::precheck(body) {
         if let Some(call) = answer.refused_call() {
             let unproven = Caller::unproven();
             let caller = parts.extensions.get::<Caller>().unwrap_or(&unproven);
-            access::record_refused(
-                tools.app().audit(),
+            server.refused(
                 &call.tool,
                 Some(&call.arguments),
                 Refused::Arguments {
@@ -136,19 +135,19 @@ fn precheck(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Response> {
         }
         return Some(answered(answer));
     }
-    if let Some(refused) = send_without_scope(tools, parts, body) {
+    if let Some(refused) = send_without_scope(server, parts, body) {
         return Some(refused);
     }
     if let Some(refused) = unoffered_revision(&parts.headers, body) {
         return Some(answered(refused));
     }
-    admitted(tools, parts, body).map(answered)
+    admitted(server, parts, body).map(answered)
 }
 
-/// What the surface takes before rmcp sees the request (`Tools::admit`: a
+/// What the surface takes before rmcp sees the request (`HerdrServer::admit`: a
 /// listen's place among the subscribers), carried in its extensions; or
 /// the refusal, answered under the request's id.
-fn admitted(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Reply> {
+fn admitted(server: &HerdrServer, parts: &mut Parts, body: &[u8]) -> Option<Reply> {
     #[derive(serde::Deserialize)]
     struct Head<'a> {
         #[serde(borrow)]
@@ -158,7 +157,7 @@ fn admitted(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Reply> {
     let head = serde_json::from_slice::<Head<'_>>(body).ok()?;
     let unproven = Caller::unproven();
     let caller = parts.extensions.get::<Caller>().unwrap_or(&unproven);
-    match tools.admit(head.method.as_deref()?, caller) {
+    match server.admit(head.method.as_deref()?, caller) {
         Ok(Some(seat)) => {
             parts.extensions.insert(seat);
             None
@@ -172,7 +171,7 @@ fn admitted(tools: &Tools, parts: &mut Parts, body: &[u8]) -> Option<Reply> {
 /// `insufficient_scope` (the step-up challenge) before it reaches a tool,
 /// and audited as the send attempt it is. The tool refuses such a caller
 /// too, should one ever get that far.
-fn send_without_scope(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Response> {
+fn send_without_scope(server: &HerdrServer, parts: &Parts, body: &[u8]) -> Option<Response> {
     #[derive(serde::Deserialize)]
     struct Call<'a> {
         #[serde(borrow)]
@@ -197,7 +196,7 @@ fn send_without_scope(tools: &Tools, parts: &Parts, body: &[u8]) -> Option<Respo
     }
     let challenges = parts.extensions.get::<Arc<Challenges>>()?;
     let arguments = params.arguments.as_ref().and_then(Value::as_object);
-    access::record_refused(tools.app().audit(), name, arguments, Refused::Scope, caller);
+    server.refused(name, arguments, Refused::Scope, caller);
     Some(challenges.insufficient_send())
 }
 

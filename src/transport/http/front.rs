@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::body::{self, MAX_BODY_BYTES, MCP_PATH};
 use super::endpoint::HttpEndpoint;
 use super::{gate, refusals};
-use crate::mcp::{HerdrServer, Tools};
+use crate::mcp::HerdrServer;
 
 /// Authenticated requests in flight at once; more queue behind them.
 const MAX_IN_FLIGHT: usize = 256;
@@ -28,7 +28,7 @@ const MAX_IN_FLIGHT: usize = 256;
 pub(crate) struct Front {
     refusals: refusals::RefusalLog,
     gate: gate::Gate,
-    tools: Arc<Tools>,
+    server: HerdrServer,
     /// Requests past the gate and the body read, in flight at once.
     in_flight: Semaphore,
     mcp: StreamableHttpService<HerdrServer, LocalSessionManager>,
@@ -36,7 +36,7 @@ pub(crate) struct Front {
 
 impl Front {
     pub(super) fn new(
-        tools: Arc<Tools>,
+        server: HerdrServer,
         endpoint: &HttpEndpoint,
         stop: CancellationToken,
     ) -> Front {
@@ -51,16 +51,16 @@ impl Front {
             .disable_allowed_origins()
             .with_max_request_body_bytes(MAX_BODY_BYTES)
             .with_cancellation_token(stop);
-        let server_tools = Arc::clone(&tools);
+        let sessions = server.clone();
         let mcp = StreamableHttpService::new(
-            move || Ok(HerdrServer::new(Arc::clone(&server_tools))),
+            move || Ok(sessions.fresh()),
             Arc::new(LocalSessionManager::default()),
             mcp_config,
         );
         Front {
             refusals: refusals::RefusalLog::default(),
             gate: gate::Gate::new(&endpoint.config, endpoint.auth.clone()),
-            tools,
+            server,
             in_flight: Semaphore::new(MAX_IN_FLIGHT),
             mcp,
         }
@@ -70,7 +70,7 @@ impl Front {
     pub(super) async fn serve(&self, request: Request) -> Response {
         let mut response = refusals::log(&self.refusals, request, |request| {
             gate::gate(&self.gate, request, |request| {
-                body::buffer(&self.tools, request, |request| self.route(request))
+                body::buffer(&self.server, request, |request| self.route(request))
             })
         })
         .await;

@@ -30,7 +30,7 @@ use super::endpoint::HttpEndpoint;
 use super::front::Front;
 use super::gate::PeerAddr;
 use crate::escape::printable;
-use crate::mcp::Tools;
+use crate::mcp::HerdrServer;
 
 /// A client gets this long to send its request headers (slowloris guard),
 /// and a kept-alive connection is closed after this long without a request.
@@ -153,7 +153,7 @@ fn spawn_connection(
 
 /// Serves on the endpoint's bound listener until `shutdown`.
 pub(crate) async fn serve(
-    tools: Arc<Tools>,
+    server: HerdrServer,
     endpoint: HttpEndpoint,
     shutdown: impl Future<Output = ()>,
 ) {
@@ -179,7 +179,7 @@ pub(crate) async fn serve(
             None
         }
     };
-    let front = Arc::new(Front::new(tools, &endpoint, stop.child_token()));
+    let front = Arc::new(Front::new(server, &endpoint, stop.child_token()));
     let listener = endpoint.listener;
     let slots = Arc::new(Slots::new(connection_limits()));
     let mut accept_warned = None;

@@ -19,6 +19,7 @@ use tokio::sync::Mutex;
 
 use crate::caller::Caller;
 use crate::mcp::HerdrServer;
+use crate::mcp::access::Refused;
 use crate::transport::guard::{self, Reply, Screened};
 use crate::transport::http::MAX_BODY_BYTES;
 
@@ -160,7 +161,7 @@ async fn write_frame(
 }
 
 impl Lines {
-    /// What the surface takes before rmcp sees a request (`Tools::admit`: a
+    /// What the surface takes before rmcp sees a request (`HerdrServer::admit`: a
     /// listen's place among the subscribers), put in its extensions; or the
     /// refusal to answer instead.
     fn admit(&self, message: &mut ClientJsonRpcMessage) -> Result<(), Reply> {
@@ -219,10 +220,12 @@ impl Transport<RoleServer> for Lines {
                 None | Some(Screened::Ignore) => {}
                 Some(Screened::Reply(answer)) => {
                     if let Some(call) = answer.refused_call() {
-                        self.server.record_refused_arguments(
+                        self.server.refused(
                             &call.tool,
-                            &call.arguments,
-                            &call.argument,
+                            Some(&call.arguments),
+                            Refused::Arguments {
+                                argument: &call.argument,
+                            },
                             &Caller::stdio(),
                         );
                     }

@@ -28,14 +28,16 @@ use crate::mcp::access;
 use crate::mcp::arguments::{address, parse_object};
 use tokio_util::sync::CancellationToken;
 
+use crate::app::App;
 pub(crate) use crate::audit::Outcome;
 use crate::audit::{Audit, AuditWrite, RecordedAddress, SendRecord};
 use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::{SendGuard, TerminalStatus};
+use crate::lock::held;
 use crate::mcp::error::structured;
-use crate::mcp::shared::Tools;
+use crate::mcp::state::{Confirmations, SendLocks};
 use confirm::{Asking, Confirmation};
 use pipeline::Attempt;
 use verdict::{Accepted, ReasonCode, Verdict};
@@ -94,6 +96,29 @@ pub(crate) struct SendPromptOutput {
     pub audit: AuditWrite,
 }
 
+/// The send tool, and what it keeps across calls: the app below it, one
+/// lock per terminal being sent to, the confirmations' key and questions,
+/// and the stop signal of the server.
+pub(crate) struct SendPrompt {
+    app: Arc<App>,
+    locks: Arc<SendLocks>,
+    confirmations: Confirmations,
+    stopping: CancellationToken,
+}
+
+impl SendPrompt {
+    /// The send tool over `app`, answering at once when `stopping` is
+    /// cancelled.
+    pub(crate) fn new(app: Arc<App>, stopping: CancellationToken) -> SendPrompt {
+        SendPrompt {
+            app,
+            locks: Arc::default(),
+            confirmations: Confirmations::default(),
+            stopping,
+        }
+    }
+}
+
 /// One `send_prompt` call, from its raw arguments: every call leaves
 /// exactly one audit line, one whose arguments do not read included
 /// (`invalid_arguments`, naming the argument). When `serve` begins to stop
@@ -101,7 +126,7 @@ pub(crate) struct SendPromptOutput {
 /// error saying so (the attempt itself is cut only by the process's end,
 /// and its audit line then says what it knew).
 pub(crate) async fn run(
-    tools: Arc<Tools>,
+    send: Arc<SendPrompt>,
     arguments: Map<String, Value>,
     caller: Caller,
     asking: Asking,
@@ -111,7 +136,7 @@ pub(crate) async fn run(
         Ok(args) => args,
         Err(bad) => {
             access::record_refused(
-                tools.app().audit(),
+                send.app.audit(),
                 access::WRITER_TOOL,
                 Some(&arguments),
                 access::Refused::Arguments {
@@ -125,7 +150,7 @@ pub(crate) async fn run(
     drop(arguments);
     let known = Arc::new(Known::default());
     // Cut before dispatch by the request's cancel or by the stop alike.
-    let cut = tools.stopping().child_token();
+    let cut = send.stopping.child_token();
     let link = tokio::spawn({
         let (cut, request) = (cut.clone(), ct);
         async move {
@@ -135,19 +160,19 @@ pub(crate) async fn run(
             }
         }
     });
-    let stopping = tools.stopping().clone();
+    let stopping = send.stopping.clone();
     let mut task = tokio::spawn({
         let known = Arc::clone(&known);
         async move {
-            let loaded = tools.app().loaded();
+            let loaded = send.app.loaded();
             let unfinished = Unfinished {
-                audit: tools.app().audit(),
+                audit: send.app.audit(),
                 args: &args,
                 caller: &caller,
                 known: &known,
             };
             let attempt =
-                pipeline::attempt(&tools, &loaded, &args, &caller, &asking, &cut, &known).await;
+                pipeline::attempt(&send, &loaded, &args, &caller, &asking, &cut, &known).await;
             // A 2026-07-28 client is asked through an input-required result.
             let question = match &attempt.verdict {
                 Verdict::NotSent(verdict::Refusal::ConfirmationPending(question)) => {
@@ -157,10 +182,7 @@ pub(crate) async fn run(
             };
             let mut output = SendPromptOutput::new(&args, attempt, loaded.config().operator_flag());
             unfinished.disarm();
-            output.audit = tools
-                .app()
-                .audit()
-                .record(&output.record(&args.text, &caller));
+            output.audit = send.app.audit().record(&output.record(&args.text, &caller));
             (output, question)
         }
     });
@@ -237,19 +259,11 @@ pub(super) struct Facts {
 impl Known {
     /// Records what `learn` adds.
     pub(super) fn learn(&self, learn: impl FnOnce(&mut Facts)) {
-        learn(
-            &mut self
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        learn(&mut held(&self.0));
     }
 
     fn facts(&self) -> Facts {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        held(&self.0).clone()
     }
 }
 

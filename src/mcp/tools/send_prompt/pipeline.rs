@@ -11,16 +11,15 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::confirm::{Asked, Asking, Confirmation, Confirmed, Question, Timeouts};
+use super::confirm::{self, Asked, Asking, Confirmation, Confirmed, Question, Timeouts};
 use super::preflight::{Preflight, preflight};
 use super::verdict::{Refusal, Verdict, classify};
-use super::{Known, SendPromptArgs};
+use super::{Known, SendPrompt, SendPromptArgs};
 use crate::app::Loaded;
 use crate::caller::Caller;
 use crate::config::{Config, SendMode, TerminalLifetime};
 use crate::hc::wire::{SendGuard, TerminalStatus};
 use crate::hc::{CoreId, SendRequest};
-use crate::mcp::shared::Tools;
 use crate::mcp::text::{MAX_PROMPT_CHARS, first_line_control, forbidden_control};
 
 /// What passed every check before dispatch: the approved lifetime to send
@@ -61,7 +60,7 @@ impl Attempt {
 }
 
 pub(super) async fn attempt(
-    tools: &Tools,
+    send: &SendPrompt,
     loaded: &Loaded,
     args: &SendPromptArgs,
     caller: &Caller,
@@ -80,7 +79,7 @@ pub(super) async fn attempt(
         Err(refusal) => return Attempt::refused(None, refusal),
     };
     // Retries any audit line still outstanding: no send goes unaudited.
-    if !tools.app().audit().ready() {
+    if !send.app.audit().ready() {
         return Attempt::refused(None, Refusal::AuditUnavailable);
     }
     let timeout = config.confirm_timeout();
@@ -90,10 +89,7 @@ pub(super) async fn attempt(
     };
     let mut confirmed: Option<Confirmed> = None;
     if asking.is_retry() {
-        match tools
-            .confirmations()
-            .answered(asking, args, caller, timeout)
-        {
+        match confirm::answered(&send.confirmations, asking, args, caller, timeout) {
             Ok(answer) => confirmed = Some(answer),
             Err(refusal) => return Attempt::refused(None, refusal),
         }
@@ -103,12 +99,12 @@ pub(super) async fn attempt(
         let serialized = tokio::select! {
             biased;
             () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
-            guard = tools.send_locks().lock(&args.address) => guard,
+            guard = send.locks.lock(&args.address) => guard,
         };
         let preflight = tokio::select! {
             biased;
             () = ct.cancelled() => return Attempt::refused(None, Refusal::Cancelled),
-            found = preflight(tools, &args.address) => match found {
+            found = preflight(send.app.client(), &args.address) => match found {
                 Ok(preflight) => preflight,
                 Err(refusal) => return Attempt::refused(None, refusal),
             },
@@ -164,10 +160,8 @@ pub(super) async fn attempt(
                         preflight: &preflight,
                         mode: cleared.mode,
                     };
-                    let asked = tools
-                        .confirmations()
-                        .ask(asking, &question, timeouts, ct)
-                        .await;
+                    let asked =
+                        confirm::ask(&send.confirmations, asking, &question, timeouts, ct).await;
                     match asked {
                         Ok(Asked::Confirmed(answer)) => {
                             confirmed = Some(answer);
@@ -198,7 +192,7 @@ pub(super) async fn attempt(
         // Not raced with the cancellation: once dispatch may begin, only
         // hc's answer (or the send timeout) settles the outcome.
         known.learn(|facts| facts.dispatching = true);
-        let client = tools.app().client();
+        let client = send.app.client();
         let answer = asking
             .informing(
                 client.send(request, core_id),
@@ -671,8 +665,9 @@ mod io_tests {
         }
     }
 
-    /// The tools over `core`, t1 and t2 approved, their audit stream captured.
-    fn tools_at(core: &Core) -> (Arc<Tools>, AuditLines) {
+    /// The send tool over `core`, t1 and t2 approved, its audit stream
+    /// captured.
+    fn tools_at(core: &Core) -> (Arc<SendPrompt>, AuditLines) {
         let socket = serde_json::to_string(&core.0.path().join("hc.sock")).unwrap();
         let text = format!(
             r#"{{"socketPath": {socket}, "timeoutMs": 100, "coreId": "{CORE}", "sendAllowlist": {APPROVED}}}"#
@@ -683,7 +678,7 @@ mod io_tests {
         let audit = crate::audit::Audit::open(Box::new(lines.clone()), None).unwrap();
         let app = crate::app::App::new(config, audit);
         (
-            Arc::new(Tools::new(Arc::new(app), Default::default())),
+            Arc::new(SendPrompt::new(Arc::new(app), CancellationToken::new())),
             lines,
         )
     }
@@ -700,8 +695,8 @@ mod io_tests {
         ]
     }
 
-    async fn attempt_by(tools: &Tools, caller: &Caller, text: &str) -> Attempt {
-        let loaded = tools.app().loaded();
+    async fn attempt_by(tools: &SendPrompt, caller: &Caller, text: &str) -> Attempt {
+        let loaded = tools.app.loaded();
         let ct = CancellationToken::new();
         attempt(
             tools,

@@ -2,9 +2,8 @@
 //! decided, and what it learned.
 
 use super::verdict::Refusal;
-use crate::hc::CoreId;
 use crate::hc::wire::{ErrorKind, TerminalStatus};
-use crate::mcp::shared::Tools;
+use crate::hc::{CoreId, HcClient};
 
 /// What the preflight learned of the terminal.
 #[derive(Debug, Clone)]
@@ -20,8 +19,10 @@ pub(super) struct Preflight {
     pub cwd: Option<String>,
 }
 
-pub(super) async fn preflight(tools: &Tools, address: &str) -> Result<Preflight, Refusal> {
-    let answer = tools.app().client().get(address).await.map_err(|e| {
+/// `terminal.get` of `address` through `client`; a failure refuses the
+/// send (nothing was dispatched).
+pub(super) async fn preflight(client: &HcClient, address: &str) -> Result<Preflight, Refusal> {
+    let answer = client.get(address).await.map_err(|e| {
         if e.hc_kind() == Some(ErrorKind::NotFound) {
             Refusal::NotFound(e)
         } else {

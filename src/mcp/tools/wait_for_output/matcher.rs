@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Hir, HirKind, Look};
-use tokio::sync::Semaphore;
+
+use crate::mcp::state::Matchers;
 
 /// Longest pattern accepted, in characters.
 pub(crate) const MAX_PATTERN_CHARS: usize = 1_000;
@@ -40,9 +41,6 @@ const DFA_CACHE_BYTES: usize = 256 * 1024;
 /// the next poll. With the caps above one line costs a few milliseconds at
 /// worst, so a poll's matching stays under 50 ms.
 pub const POLL_BUDGET: Duration = Duration::from_millis(25);
-/// Threads matching at once, for all waits together: matching can take at
-/// most one core from the async workers, whatever the number of waits.
-const MATCHING_THREADS: usize = 1;
 
 /// Why a pattern is refused.
 #[derive(Debug, thiserror::Error)]
@@ -115,15 +113,6 @@ fn has_unicode_word_boundary(hir: &Hir) -> bool {
     }
 }
 
-/// The matching threads all waits share.
-pub(crate) struct Matchers(Arc<Semaphore>);
-
-impl Default for Matchers {
-    fn default() -> Matchers {
-        Matchers(Arc::new(Semaphore::new(MATCHING_THREADS)))
-    }
-}
-
 /// The first matching line of a screen, as far as a scan got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
@@ -188,28 +177,23 @@ impl LineMatcher {
     }
 }
 
-impl Matchers {
-    /// [`LineMatcher::scan`] on a blocking thread, when one of the shared
-    /// matching threads is free. Dropping the future stops the scan at the
-    /// next line; the matcher is then lost, and with it what it knew.
-    pub(crate) async fn scan(
-        &self,
-        mut matcher: LineMatcher,
-        screen: String,
-    ) -> (LineMatcher, Scan) {
-        let permit = Arc::clone(&self.0)
-            .acquire_owned()
-            .await
-            .expect("never closed");
-        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
-        let flag = Arc::clone(&stop.0);
-        let scanned = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let scan = matcher.scan(&screen, POLL_BUDGET, &flag);
-            (matcher, scan)
-        });
-        scanned.await.expect("matching never panics")
-    }
+/// [`LineMatcher::scan`] on a blocking thread, when one of the shared
+/// matching threads is free. Dropping the future stops the scan at the
+/// next line; the matcher is then lost, and with it what it knew.
+pub(crate) async fn scan_off_workers(
+    matchers: &Matchers,
+    mut matcher: LineMatcher,
+    screen: String,
+) -> (LineMatcher, Scan) {
+    let permit = matchers.place().await;
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = Arc::clone(&stop.0);
+    let scanned = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let scan = matcher.scan(&screen, POLL_BUDGET, &flag);
+        (matcher, scan)
+    });
+    scanned.await.expect("matching never panics")
 }
 
 /// Tells a scan to stop when the wait that asked for it is gone.

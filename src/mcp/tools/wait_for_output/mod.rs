@@ -22,14 +22,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-pub(crate) use matcher::Matchers;
 pub use matcher::{LineMatcher, POLL_BUDGET, compile};
 pub(crate) use output::{WaitForOutputOutput, WaitOutputOutcome};
 
-use super::read_output::MAX_READ_CHARS;
 use super::wait::{self, Ended, Limits};
+use crate::app::App;
 use crate::mcp::error::{ToolError, structured};
-use crate::mcp::shared::Tools;
+use crate::mcp::state::Matchers;
+use crate::mcp::text::read_limit;
 use watch::OutputWatch;
 
 const QUIET_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
@@ -118,20 +118,17 @@ impl OutputPlan {
                 format!("must be between 100 and 600000, got {timeout_ms}"),
             );
         }
-        let max_chars = args.max_chars.unwrap_or(DEFAULT_OUTPUT_CHARS);
-        if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-            return invalid(
-                "max_chars",
-                format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
-            );
-        }
+        let max_chars = match read_limit(args.max_chars, DEFAULT_OUTPUT_CHARS) {
+            Ok(max_chars) => max_chars,
+            Err(problem) => return invalid("max_chars", problem),
+        };
         Ok(OutputPlan {
             address: args.address,
             created_ms: args.created_ms,
             pattern,
             quiet,
             timeout: Duration::from_millis(timeout_ms).min(wait_max),
-            max_chars: max_chars as usize,
+            max_chars,
         })
     }
 
@@ -147,16 +144,18 @@ impl OutputPlan {
 }
 
 /// One `wait_for_output` call: checks the arguments, then reads the screen
-/// until it matches or settles, or the wait ends otherwise.
+/// through `app` until it matches (on one of `matchers`) or settles, or
+/// the wait ends otherwise.
 pub(crate) async fn run(
-    tools: &Tools,
+    app: &App,
+    matchers: &Matchers,
     args: WaitForOutputArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let plan = OutputPlan::new(args, tools.app().loaded().config().wait_max())?;
+    let plan = OutputPlan::new(args, app.loaded().config().wait_max())?;
     let started = Instant::now();
-    let mut watch = OutputWatch::new(&plan, tools.matchers());
-    let ended = wait::run(tools.app().client(), &mut watch, plan.limits(), context).await?;
+    let mut watch = OutputWatch::new(&plan, matchers);
+    let ended = wait::run(app.client(), &mut watch, plan.limits(), context).await?;
     let outcome = match ended {
         Ended::Done(outcome) => outcome,
         Ended::Timeout => WaitOutputOutcome::Timeout,

@@ -4,9 +4,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::escape::{printable, printable_lines};
+use crate::escape::printable;
 use crate::hc::wire::TerminalStatus;
-use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
+use crate::mcp::text::shown_screen;
 
 /// How a `wait_for_output` call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -99,9 +99,7 @@ pub(super) fn render(out: &WaitForOutputOutput) -> String {
     if !out.complete && out.total_chars > 0 {
         text.push_str("\nthe last screen was caught mid-update (complete=false)");
     }
-    text.push_str(&format!(
-        "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
-        printable_lines(&out.text)
-    ));
+    text.push('\n');
+    text.push_str(&shown_screen(&out.text));
     text
 }

@@ -8,14 +8,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::OutputPlan;
-use super::matcher::{LineMatcher, Matchers};
+use super::matcher::{LineMatcher, scan_off_workers};
 use super::output::{OutputMatch, WaitForOutputOutput, WaitOutputOutcome};
 use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, ReadResult};
 use crate::hc::{CoreError, CoreId};
 use crate::mcp::error::ToolError;
-use crate::mcp::text::tail_chars;
-use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
+use crate::mcp::state::Matchers;
+use crate::mcp::text::{UNTRUSTED_NOTICE, tail_chars};
 use crate::mcp::tools::wait::{self, Poll, Watch};
 
 pub(super) struct OutputWatch<'a> {
@@ -116,7 +116,7 @@ impl<'a> OutputWatch<'a> {
         let matched = if self.plan.pattern.is_some() {
             let matcher = self.matcher.take()?;
             let text = screen.text.clone();
-            let (matcher, scan) = self.matchers.scan(matcher, text).await;
+            let (matcher, scan) = scan_off_workers(self.matchers, matcher, text).await;
             self.matcher = Some(matcher);
             // A scan the budget cut short says nothing yet of the lines it
             // did not reach: the next round goes on from there.

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::output::{self, TargetState, WaitForStatusOutput, WaitOutcome};
-use super::{Bounds, DEFAULT_UNTIL, FleetScope, read_screen};
+use super::{Bounds, DEFAULT_UNTIL, FleetScope, Watching, read_screen};
 use crate::config::TerminalLifetime;
 use crate::hc::wire::TerminalRecord;
 use crate::mcp::error::{ToolError, structured};
@@ -25,11 +25,10 @@ use crate::mcp::fleet::changes::{
 };
 use crate::mcp::fleet::since::{Scope, Since};
 use crate::mcp::fleet::ticker::{Sighting, Tick, wall_ms};
-use crate::mcp::shared::Tools;
 use crate::mcp::tools::wait;
 
 pub(super) async fn run(
-    tools: &Tools,
+    w: Watching<'_>,
     since: Option<String>,
     scope: Option<FleetScope>,
     bounds: Bounds,
@@ -37,10 +36,10 @@ pub(super) async fn run(
 ) -> Result<CallToolResult, ToolError> {
     let given = since
         .as_deref()
-        .map(|token| Since::open(tools.seal(), token))
+        .map(|token| Since::open(w.seal, token))
         .transpose()?;
     let scope = scope_of(given.as_ref(), scope)?;
-    if scope == Scope::Approved && tools.app().loaded().approvals().is_err() {
+    if scope == Scope::Approved && w.app.loaded().approvals().is_err() {
         return Err(ToolError::invalid(
             "targets",
             "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on, or pass scope \"all\"",
@@ -59,10 +58,9 @@ pub(super) async fn run(
     };
     let started = Instant::now();
     let deadline = started + bounds.timeout;
-    let mut ticks = tools.ticker().follow(tools.shared_app());
+    let mut ticks = w.ticker.follow(w.app);
     let fresh_after = given.as_ref().map(|s| s.made_ms);
-    let Some(mut current) = next_look(tools, &mut ticks, fresh_after, deadline, context).await?
-    else {
+    let Some(mut current) = next_look(w, &mut ticks, fresh_after, deadline, context).await? else {
         return Err(ToolError::NoLook {
             timeout_ms: wait::millis(bounds.timeout),
         });
@@ -75,14 +73,14 @@ pub(super) async fn run(
         None => {
             let look = Look {
                 terminals: &current.terminals,
-                in_scope: &|r| in_scope(tools, scope, &current, r),
+                in_scope: &|r| in_scope(w, scope, &current, r),
             };
             let baseline = since_of(
                 &look,
                 current.core.as_str(),
                 scope,
                 current.asked_ms,
-                tools.seal(),
+                w.seal,
             );
             let live = current
                 .terminals
@@ -103,7 +101,7 @@ pub(super) async fn run(
     loop {
         if current.core.as_str() != baseline.core_id {
             return answer(
-                tools,
+                w,
                 Answering::restarted(&baseline, &current, scope),
                 &bounds,
                 started,
@@ -113,15 +111,15 @@ pub(super) async fn run(
         let mut changes = {
             let look = Look {
                 terminals: &current.terminals,
-                in_scope: &|r| in_scope(tools, scope, &current, r),
+                in_scope: &|r| in_scope(w, scope, &current, r),
             };
-            compare(&baseline, &look, tools.seal(), &wanted_status)
+            compare(&baseline, &look, w.seal, &wanted_status)
         };
         // The wanted ones first, so they are never cut off by the others.
         changes.sort_by_key(|c| !c.wanted);
         if changes.first().is_some_and(|c| c.wanted) {
             let answering = Answering::changed(&baseline, &current, scope, changes);
-            return answer(tools, answering, &bounds, started).await;
+            return answer(w, answering, &bounds, started).await;
         }
         let now = Instant::now();
         if let Some(token) = &progress_token
@@ -136,11 +134,11 @@ pub(super) async fn run(
             last_progress = now;
             reported_so_far = changes.len();
         }
-        match next_look(tools, &mut ticks, Some(current.asked_ms), deadline, context).await? {
+        match next_look(w, &mut ticks, Some(current.asked_ms), deadline, context).await? {
             Some(next) => current = next,
             None => {
                 let answering = Answering::changed(&baseline, &current, scope, changes);
-                return answer(tools, answering, &bounds, started).await;
+                return answer(w, answering, &bounds, started).await;
             }
         }
     }
@@ -169,10 +167,10 @@ fn scope_of(given: Option<&Since>, asked: Option<FleetScope>) -> Result<Scope, T
 
 /// Whether `record` of `sighting` is in `scope` now (the config in force
 /// decides what is approved; a named since's own keys decide for it).
-fn in_scope(tools: &Tools, scope: Scope, sighting: &Sighting, record: &TerminalRecord) -> bool {
+fn in_scope(w: Watching<'_>, scope: Scope, sighting: &Sighting, record: &TerminalRecord) -> bool {
     match scope {
         Scope::All | Scope::Named => true,
-        Scope::Approved => tools.app().loaded().approvals().is_ok_and(|config| {
+        Scope::Approved => w.app.loaded().approvals().is_ok_and(|config| {
             config.is_send_approved(
                 &sighting.core,
                 &TerminalLifetime {
@@ -188,7 +186,7 @@ fn in_scope(tools: &Tools, scope: Scope, sighting: &Sighting, record: &TerminalR
 /// or `None` once `deadline` passes. A tick on which hc could not be
 /// listed is asked again by this wait, so that its error is the wait's.
 async fn next_look(
-    tools: &Tools,
+    w: Watching<'_>,
     ticks: &mut watch::Receiver<Tick>,
     fresh_after: Option<u64>,
     deadline: Instant,
@@ -202,7 +200,7 @@ async fn next_look(
             }
             Tick::Failed => {
                 let asked_ms = wall_ms();
-                let answer = tools.app().client().polls().list(true).await?;
+                let answer = w.app.client().polls().list(true).await?;
                 return Ok(Some(Arc::new(Sighting {
                     core: answer.core.core_id.clone(),
                     terminals: answer.value.terminals,
@@ -289,7 +287,7 @@ impl Answering {
 }
 
 async fn answer(
-    tools: &Tools,
+    w: Watching<'_>,
     answering: Answering,
     bounds: &Bounds,
     started: Instant,
@@ -304,14 +302,14 @@ async fn answer(
     let more = changes.len() > MAX_CHANGES;
     changes.truncate(MAX_CHANGES);
     let next = advance(&base, &changes, sighting.asked_ms);
-    let since = next.seal(tools.seal());
+    let since = next.seal(w.seal);
     let since_unavailable = since.is_none().then(|| next.unavailable());
     let ending = changes
         .first()
         .filter(|c| c.wanted && outcome != WaitOutcome::Timeout);
     let screen = match ending.and_then(|c| c.address.as_deref().zip(c.created_ms)) {
         Some((address, _)) if bounds.include_output => {
-            Some(read_screen(tools.app().client(), address, bounds.max_chars).await?)
+            Some(read_screen(w.app.client(), address, bounds.max_chars).await?)
         }
         _ => None,
     };
@@ -321,11 +319,10 @@ async fn answer(
         .filter(|r| match scope {
             Scope::Named => base
                 .entry(&crate::mcp::fleet::since::AddressKey::of(
-                    &r.address,
-                    tools.seal(),
+                    &r.address, w.seal,
                 ))
                 .is_some(),
-            _ => in_scope(tools, scope, &sighting, r),
+            _ => in_scope(w, scope, &sighting, r),
         })
         .collect();
     covered.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));

@@ -6,6 +6,7 @@
 //! terminal of a scope, from a `since` or from the call's start, on the
 //! one shared look at hc per tick.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -24,14 +25,16 @@ use crate::mcp::fleet::changes::named_since;
 use crate::mcp::fleet::ticker::wall_ms;
 pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
 
-use super::read_output::{DEFAULT_READ_CHARS, MAX_READ_CHARS, UNTRUSTED_NOTICE};
+use crate::mcp::text::{DEFAULT_READ_CHARS, UNTRUSTED_NOTICE, read_limit};
 use super::wait::{self, Ended, Limits, Poll, Watch};
+use crate::app::App;
 use crate::escape::printable;
 use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
 use crate::mcp::error::{ToolError, structured};
-use crate::mcp::shared::Tools;
+use crate::mcp::fleet::ticker::Ticker;
+use crate::mcp::seal::SealKey;
 use crate::mcp::text::tail_chars;
 
 /// Most targets one wait may watch.
@@ -160,17 +163,12 @@ impl Bounds {
                 format!("must be between {MIN_TIMEOUT_MS} and {MAX_TIMEOUT_MS}, got {timeout_ms}"),
             ));
         }
-        let max_chars = args.max_chars.unwrap_or(DEFAULT_READ_CHARS);
-        if !(1..=MAX_READ_CHARS).contains(&max_chars) {
-            return Err(ToolError::invalid(
-                "max_chars",
-                format!("must be between 1 and {MAX_READ_CHARS}, got {max_chars}"),
-            ));
-        }
+        let max_chars = read_limit(args.max_chars, DEFAULT_READ_CHARS)
+            .map_err(|problem| ToolError::invalid("max_chars", problem))?;
         Ok(Bounds {
             until: args.until.clone(),
             timeout: Duration::from_millis(timeout_ms).min(wait_max),
-            max_chars: max_chars as usize,
+            max_chars,
             include_output: args.include_output,
         })
     }
@@ -305,15 +303,25 @@ fn judge(
     (fresh && until.iter().any(|u| u.matches(record.status))).then_some(WaitOutcome::Reached)
 }
 
+/// What the status waits use of the surface: the app, the key that seals
+/// their `since` tokens, and the one shared look at hc.
+#[derive(Clone, Copy)]
+pub(crate) struct Watching<'a> {
+    pub app: &'a Arc<App>,
+    pub seal: &'a SealKey,
+    pub ticker: &'a Ticker,
+}
+
+/// One wait for `args`, on `w`.
 pub(crate) async fn run(
-    tools: &Tools,
+    w: Watching<'_>,
     args: WaitForStatusArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let wait_max = tools.app().loaded().config().wait_max();
+    let wait_max = w.app.loaded().config().wait_max();
     let bounds = Bounds::new(&args, wait_max)?;
     let Some(targets) = args.targets else {
-        return fleet::run(tools, args.since, args.scope, bounds, context).await;
+        return fleet::run(w, args.since, args.scope, bounds, context).await;
     };
     if args.since.is_some() {
         return Err(ToolError::invalid(
@@ -336,7 +344,7 @@ pub(crate) async fn run(
         core: None,
         core_id: String::new(),
     };
-    let client = tools.app().client();
+    let client = w.app.client();
     let ended = wait::run(client, &mut watch, Limits::new(plan.timeout), context).await?;
     let made_ms = wall_ms();
     let (ending, outcome) = match ended {
@@ -354,8 +362,7 @@ pub(crate) async fn run(
     if !watch.core_id.is_empty() {
         let addresses: Vec<&str> = plan.targets.iter().map(|t| t.address.as_str()).collect();
         let seen: Vec<TerminalRecord> = watch.last.iter().flatten().cloned().collect();
-        output.since = named_since(&addresses, &seen, &watch.core_id, made_ms, tools.seal())
-            .seal(tools.seal());
+        output.since = named_since(&addresses, &seen, &watch.core_id, made_ms, w.seal).seal(w.seal);
     }
     let text = output::render(&output);
     Ok(structured(&output, text, false))

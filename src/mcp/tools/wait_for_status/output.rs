@@ -7,10 +7,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::StatusWatch;
-use crate::escape::{printable, printable_lines};
+use crate::escape::printable;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::fleet::changes::{Change, ChangeKind};
-use crate::mcp::tools::read_output::UNTRUSTED_NOTICE;
+use crate::mcp::text::shown_screen;
 use crate::mcp::tools::wait;
 
 /// How a status wait ended: `reached` (a target reached an `until`
@@ -226,10 +226,8 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
         text.push_str(&format!("\n{why}"));
     }
     if let Some(screen) = &out.output {
-        text.push_str(&format!(
-            "\n{UNTRUSTED_NOTICE}\n--- screen ---\n{}",
-            printable_lines(&screen.text)
-        ));
+        text.push('\n');
+        text.push_str(&shown_screen(&screen.text));
     }
     text
 }

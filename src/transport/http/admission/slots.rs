@@ -41,6 +41,7 @@
 //! sockets out (at the bound, a parked socket, answered already, goes
 //! before any connection still owed an answer).
 
+use crate::lock::held;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -209,7 +210,7 @@ impl Slots {
             tokio::pin!(released);
             released.as_mut().enable();
             {
-                let inner = self.inner.lock().expect("slots lock");
+                let inner = held(&self.inner);
                 if inner.leaving == 0 || inner.unproven.len() + inner.leaving < self.limits.capacity
                 {
                     return;
@@ -226,7 +227,7 @@ impl Slots {
     pub(crate) fn admit(self: &Arc<Self>, socket: &Arc<TcpStream>) -> Option<Arc<Slot>> {
         let socket = Arc::clone(socket);
         let now = Instant::now();
-        let mut inner = self.inner.lock().expect("slots lock");
+        let mut inner = held(&self.inner);
         let open = inner.unproven.len();
         let mut reserve = false;
         if open >= self.limits.share {
@@ -281,7 +282,7 @@ impl Slots {
     /// unproven one, whatever its age (descriptors ran out); whether there
     /// was one.
     pub(crate) fn shed_idle(&self) -> bool {
-        let mut inner = self.inner.lock().expect("slots lock");
+        let mut inner = held(&self.inner);
         let parked = inner.unproven.iter().position(|s| s.is_parked());
         let Some(at) = parked.or_else(|| inner.unproven.iter().position(|s| s.is_idle())) else {
             return false;
@@ -293,7 +294,7 @@ impl Slots {
     /// (unproven, proven) connections open now.
     #[cfg(test)]
     fn counts(&self) -> (usize, usize) {
-        let inner = self.inner.lock().expect("slots lock");
+        let inner = held(&self.inner);
         (inner.unproven.len(), inner.proven)
     }
 }
@@ -336,7 +337,7 @@ impl Slot {
         if !self.state.refused.load(Ordering::SeqCst) || self.proven.load(Ordering::SeqCst) {
             return false;
         }
-        let inner = self.slots.inner.lock().expect("slots lock");
+        let inner = held(&self.slots.inner);
         let crowded = inner.unproven.len() >= self.slots.limits.share;
         if crowded {
             self.state.parked.store(true, Ordering::SeqCst);
@@ -350,7 +351,7 @@ impl Slot {
         if self.proven.load(Ordering::SeqCst) {
             return;
         }
-        let mut inner = self.slots.inner.lock().expect("slots lock");
+        let mut inner = held(&self.slots.inner);
         if let Some(at) = inner.unproven.iter().position(|s| s.id == self.state.id) {
             inner.unproven.remove(at);
             inner.proven += 1;
@@ -361,7 +362,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut inner = self.slots.inner.lock().expect("slots lock");
+        let mut inner = held(&self.slots.inner);
         if self.proven.load(Ordering::SeqCst) {
             inner.proven -= 1;
         } else if let Some(at) = inner.unproven.iter().position(|s| s.id == self.state.id) {

@@ -16,13 +16,11 @@
 //! the era, an accepted answer is followed by a fresh preflight and every
 //! check again before the one dispatch.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     ElicitRequest, ElicitationAction, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProgressToken, RequestStateCodec, RequestStateError, SealOptions,
+    InputResponses, ProgressToken, RequestStateError, SealOptions,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{RoleServer, model::ProtocolVersion};
@@ -38,6 +36,7 @@ use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::CoreId;
+use crate::mcp::state::{Confirmations, Full, MAX_OUTSTANDING, MAX_OUTSTANDING_PER_CALLER};
 
 /// The key of the one input request in an input-required result.
 const ANSWER_KEY: &str = "confirm";
@@ -47,12 +46,6 @@ mod progress;
 use form::{judge, message, request};
 pub(crate) use progress::Timeouts;
 use progress::keep_informed;
-/// Request states not yet redeemed that are remembered at most; beyond it a
-/// new question is refused rather than a redeemed one forgotten.
-const MAX_OUTSTANDING: usize = 4096;
-/// Of those, what one caller (a token, an OAuth subject) may hold: a client
-/// asking question after question fills its own share, not everyone's.
-const MAX_OUTSTANDING_PER_CALLER: usize = 64;
 
 /// What the human confirmed: one lifetime on one core.
 #[derive(Debug, Clone)]
@@ -184,31 +177,6 @@ pub(super) enum Asked {
     Confirmed(Confirmed),
 }
 
-/// The process's sealing key and the request states already redeemed.
-pub(crate) struct Confirmations {
-    codec: RequestStateCodec,
-    /// Nonces handed out and not yet redeemed, with their expiry and whose
-    /// share they count against.
-    outstanding: Mutex<HashMap<String, Outstanding>>,
-}
-
-impl Default for Confirmations {
-    fn default() -> Confirmations {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).expect("the system's random source is readable");
-        Confirmations {
-            codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough"),
-            outstanding: Mutex::new(HashMap::new()),
-        }
-    }
-}
-
-/// A question handed out and not yet answered.
-struct Outstanding {
-    expiry: Instant,
-    share: String,
-}
-
 /// What a request state holds (signed, not secret).
 #[derive(Debug, Serialize, Deserialize)]
 struct Sealed {
@@ -228,30 +196,29 @@ fn binding(args: &SendPromptArgs, caller: &Caller) -> Vec<u8> {
     bound
 }
 
-impl Confirmations {
-    /// Asks the human to confirm `args` to the lifetime `preflight` saw.
-    pub(super) async fn ask(
-        &self,
-        asking: &Asking,
-        question: &Question<'_>,
-        timeouts: Timeouts,
-        ct: &CancellationToken,
-    ) -> Result<Asked, Refusal> {
-        let Question {
-            args,
-            caller,
-            preflight,
-            mode,
-        } = *question;
-        let confirmed = |via| Confirmed {
-            core_id: preflight.core_id.clone(),
-            created_ms: preflight.created_ms,
-            confirmation: Confirmation {
-                via,
-                client: asking.client.clone(),
-            },
-        };
-        match &asking.channel {
+/// Asks the human to confirm `args` to the lifetime `preflight` saw.
+pub(super) async fn ask(
+    confirmations: &Confirmations,
+    asking: &Asking,
+    question: &Question<'_>,
+    timeouts: Timeouts,
+    ct: &CancellationToken,
+) -> Result<Asked, Refusal> {
+    let Question {
+        args,
+        caller,
+        preflight,
+        mode,
+    } = *question;
+    let confirmed = |via| Confirmed {
+        core_id: preflight.core_id.clone(),
+        created_ms: preflight.created_ms,
+        confirmation: Confirmation {
+            via,
+            client: asking.client.clone(),
+        },
+    };
+    match &asking.channel {
             Channel::Session { peer, form: true } => {
                 let timeout = timeouts.call;
                 let asked =
@@ -277,8 +244,7 @@ impl Confirmations {
             Channel::InputRequired {
                 form: true,
                 retry: None,
-            } => self
-                .question(args, caller, preflight, mode, timeouts.state)
+            } => pending_question(confirmations, args, caller, preflight, mode, timeouts.state)
                 .map(|q| Asked::Pending(Box::new(q))),
             Channel::InputRequired { retry: Some(_), .. } => {
                 unreachable!("a retry is answered before the preflight")
@@ -292,91 +258,72 @@ impl Confirmations {
                 why: "a stateless HTTP request before MCP 2026-07-28 cannot be asked anything: use stdio, or a client speaking 2026-07-28".into(),
             }),
         }
-    }
+}
 
-    /// The input-required result of a first 2026-07-28 call.
-    fn question(
-        &self,
-        args: &SendPromptArgs,
-        caller: &Caller,
-        preflight: &Preflight,
-        mode: SendMode,
-        timeout: Duration,
-    ) -> Result<InputRequiredResult, Refusal> {
-        let mut nonce = [0u8; 16];
-        getrandom::fill(&mut nonce).expect("the system's random source is readable");
-        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-        {
-            let share = caller.share();
-            let mut outstanding = self.outstanding.lock().expect("not poisoned");
-            let now = Instant::now();
-            outstanding.retain(|_, asked| asked.expiry > now);
-            let mine = outstanding.values().filter(|q| q.share == share).count();
-            if mine >= MAX_OUTSTANDING_PER_CALLER {
-                return Err(Refusal::ConfirmationUnavailable {
-                    why: format!(
+/// The input-required result of a first 2026-07-28 call.
+fn pending_question(
+    confirmations: &Confirmations,
+    args: &SendPromptArgs,
+    caller: &Caller,
+    preflight: &Preflight,
+    mode: SendMode,
+    timeout: Duration,
+) -> Result<InputRequiredResult, Refusal> {
+    let nonce = confirmations
+            .hand_out(caller.share(), timeout)
+            .map_err(|full| Refusal::ConfirmationUnavailable {
+                why: match full {
+                    Full::Share(share) => format!(
                         "the share of {share} is full: {MAX_OUTSTANDING_PER_CALLER} of its questions are already waiting for an answer; answer them, or wait until they expire (confirmTimeoutMs)"
                     ),
-                });
-            }
-            if outstanding.len() >= MAX_OUTSTANDING {
-                return Err(Refusal::ConfirmationUnavailable {
-                    why: format!(
+                    Full::All => format!(
                         "{MAX_OUTSTANDING} questions of all callers are already waiting for an answer"
                     ),
-                });
-            }
-            outstanding.insert(
-                nonce.clone(),
-                Outstanding {
-                    expiry: now + timeout,
-                    share,
                 },
-            );
-        }
-        let sealed = Sealed {
-            nonce,
-            core_id: preflight.core_id.to_string(),
-            created_ms: preflight.created_ms,
-        };
-        let payload = serde_json::to_vec(&sealed).expect("a request state encodes");
-        let bound = binding(args, caller);
-        let state = self.codec.seal_with(
-            &payload,
-            &SealOptions::new().associated_data(&bound).ttl(timeout),
-        );
-        let mut requests = InputRequests::new();
-        requests.insert(
-            ANSWER_KEY.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(request(message(args, preflight, mode)))),
-        );
-        Ok(InputRequiredResult::new(Some(requests), Some(state)))
-    }
+            })?;
+    let sealed = Sealed {
+        nonce,
+        core_id: preflight.core_id.to_string(),
+        created_ms: preflight.created_ms,
+    };
+    let payload = serde_json::to_vec(&sealed).expect("a request state encodes");
+    let bound = binding(args, caller);
+    let state = confirmations.codec().seal_with(
+        &payload,
+        &SealOptions::new().associated_data(&bound).ttl(timeout),
+    );
+    let mut requests = InputRequests::new();
+    requests.insert(
+        ANSWER_KEY.to_owned(),
+        InputRequest::Elicitation(ElicitRequest::new(request(message(args, preflight, mode)))),
+    );
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
 
-    /// The human's answer in a 2026-07-28 retry, checked against the
-    /// sealed state: confirmed once, for this caller and call only.
-    pub(super) fn answered(
-        &self,
-        asking: &Asking,
-        args: &SendPromptArgs,
-        caller: &Caller,
-        timeout: Duration,
-    ) -> Result<Confirmed, Refusal> {
-        let Channel::InputRequired {
-            retry: Some(Retry { state, responses }),
-            ..
-        } = &asking.channel
-        else {
-            unreachable!("only a retry is answered")
-        };
-        let invalid = |why: &str| Refusal::ConfirmationInvalid {
-            why: why.to_owned(),
-        };
-        let state = state
-            .as_deref()
-            .ok_or_else(|| invalid("the retry carries answers but no requestState"))?;
-        let payload = self
-            .codec
+/// The human's answer in a 2026-07-28 retry, checked against the
+/// sealed state: confirmed once, for this caller and call only.
+pub(super) fn answered(
+    confirmations: &Confirmations,
+    asking: &Asking,
+    args: &SendPromptArgs,
+    caller: &Caller,
+    timeout: Duration,
+) -> Result<Confirmed, Refusal> {
+    let Channel::InputRequired {
+        retry: Some(Retry { state, responses }),
+        ..
+    } = &asking.channel
+    else {
+        unreachable!("only a retry is answered")
+    };
+    let invalid = |why: &str| Refusal::ConfirmationInvalid {
+        why: why.to_owned(),
+    };
+    let state = state
+        .as_deref()
+        .ok_or_else(|| invalid("the retry carries answers but no requestState"))?;
+    let payload = confirmations
+            .codec()
             .open_with(state, &binding(args, caller))
             .map_err(|e| match e {
                 RequestStateError::Expired => Refusal::ConfirmationTimeout {
@@ -385,39 +332,32 @@ impl Confirmations {
                 },
                 _ => invalid("its requestState is not one this process sealed for this caller, address, created_ms and text"),
             })?;
-        let sealed: Sealed = serde_json::from_slice(&payload)
-            .map_err(|_| invalid("its requestState does not hold a confirmation"))?;
-        // Redeemed once: a replayed retry finds its nonce gone.
-        if self
-            .outstanding
-            .lock()
-            .expect("not poisoned")
-            .remove(&sealed.nonce)
-            .is_none()
-        {
-            return Err(invalid("this confirmation was already used"));
-        }
-        let answer = responses
-            .as_ref()
-            .and_then(|r| r.get(ANSWER_KEY))
-            .ok_or_else(|| invalid("the retry carries no answer to the confirmation"))?;
-        let action: ElicitationAction = answer
-            .get("action")
-            .cloned()
-            .and_then(|a| serde_json::from_value(a).ok())
-            .ok_or_else(|| invalid("the answer has no valid action"))?;
-        judge(action, answer.get("content"))?;
-        let core_id = CoreId::try_from(sealed.core_id)
-            .map_err(|_| invalid("its requestState names no valid core"))?;
-        Ok(Confirmed {
-            core_id,
-            created_ms: sealed.created_ms,
-            confirmation: Confirmation {
-                via: ConfirmVia::InputRequired,
-                client: asking.client.clone(),
-            },
-        })
+    let sealed: Sealed = serde_json::from_slice(&payload)
+        .map_err(|_| invalid("its requestState does not hold a confirmation"))?;
+    // Redeemed once: a replayed retry finds its nonce gone.
+    if !confirmations.redeem(&sealed.nonce) {
+        return Err(invalid("this confirmation was already used"));
     }
+    let answer = responses
+        .as_ref()
+        .and_then(|r| r.get(ANSWER_KEY))
+        .ok_or_else(|| invalid("the retry carries no answer to the confirmation"))?;
+    let action: ElicitationAction = answer
+        .get("action")
+        .cloned()
+        .and_then(|a| serde_json::from_value(a).ok())
+        .ok_or_else(|| invalid("the answer has no valid action"))?;
+    judge(action, answer.get("content"))?;
+    let core_id = CoreId::try_from(sealed.core_id)
+        .map_err(|_| invalid("its requestState names no valid core"))?;
+    Ok(Confirmed {
+        core_id,
+        created_ms: sealed.created_ms,
+        confirmation: Confirmation {
+            via: ConfirmVia::InputRequired,
+            client: asking.client.clone(),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -440,15 +380,15 @@ mod tests {
             title: None,
             cwd: None,
         };
-        confirmations
-            .question(
-                &args,
-                caller,
-                &preflight,
-                SendMode::IdleOnly,
-                Duration::from_secs(60),
-            )
-            .map(|_| ())
+        pending_question(
+            confirmations,
+            &args,
+            caller,
+            &preflight,
+            SendMode::IdleOnly,
+            Duration::from_secs(60),
+        )
+        .map(|_| ())
     }
 
     #[test]

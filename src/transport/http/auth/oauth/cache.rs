@@ -3,6 +3,7 @@
 //! stream of distinct valid tokens cannot grow it without limit; the token
 //! itself is never kept.
 
+use crate::lock::held;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -19,7 +20,7 @@ pub(super) struct TokenCache {
 impl TokenCache {
     /// The verdict on a token seen before, while it has not expired.
     pub(super) fn get(&self, digest: &[u8; 32], now: u64) -> Option<TokenVerdict> {
-        let mut entries = self.entries.lock().expect("token cache lock");
+        let mut entries = held(&self.entries);
         match entries.get(digest) {
             Some((verdict, exp)) if now < *exp => Some(verdict.clone()),
             Some(_) => {
@@ -36,7 +37,7 @@ impl TokenCache {
         if exp <= now {
             return;
         }
-        let mut entries = self.entries.lock().expect("token cache lock");
+        let mut entries = held(&self.entries);
         if entries.len() >= MAX_ENTRIES && !entries.contains_key(&digest) {
             entries.retain(|_, (_, e)| *e > now);
             if entries.len() >= MAX_ENTRIES

@@ -14,6 +14,7 @@
 //! asked per second, and at most [`MAX_IN_FLIGHT`] run at once; past a
 //! bound the request is refused at once (429 or 503), never queued.
 
+use crate::lock::held;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -118,7 +119,7 @@ impl Introspector {
     }
 
     fn refused_before(&self, digest: &[u8; 32], now: u64) -> Option<Rejection> {
-        let mut refused = self.refused.lock().expect("refusals lock");
+        let mut refused = held(&self.refused);
         match refused.get(digest) {
             Some((rejection, until)) if now < *until => Some(*rejection),
             Some(_) => {
@@ -135,7 +136,7 @@ impl Introspector {
         if rejection == Rejection::IntrospectionFailed {
             return;
         }
-        let mut refused = self.refused.lock().expect("refusals lock");
+        let mut refused = held(&self.refused);
         if refused.len() >= MAX_REFUSALS {
             refused.retain(|_, (_, until)| *until > now);
             if refused.len() >= MAX_REFUSALS

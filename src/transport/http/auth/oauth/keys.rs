@@ -137,7 +137,7 @@ impl Keys {
 
     /// The key if known; whether a refetch is due when it is not.
     fn look(&self, kid: &str) -> (Option<Lookup>, bool) {
-        let known = self.known.read().expect("keys lock");
+        let known = crate::lock::read(&self.known);
         let Some(keys) = &known.keys else {
             return (Some(Lookup::NotYetKnown), false);
         };
@@ -155,7 +155,7 @@ impl Keys {
 
     /// Whether any key set is known.
     pub(super) fn ready(&self) -> bool {
-        self.known.read().expect("keys lock").keys.is_some()
+        crate::lock::read(&self.known).keys.is_some()
     }
 
     /// Discovers the JWKS location (once) and fetches the key set; how many
@@ -166,7 +166,7 @@ impl Keys {
 
     /// [`Keys::refresh`], with what the set held.
     pub(super) async fn refresh_set(&self) -> Result<Arc<KeySet>, KeysError> {
-        let known_uri = self.known.read().expect("keys lock").jwks_uri.clone();
+        let known_uri = crate::lock::read(&self.known).jwks_uri.clone();
         let jwks_uri = match known_uri {
             Some(uri) => uri,
             None => {
@@ -174,12 +174,12 @@ impl Keys {
                     Some(uri) => uri.clone(),
                     None => self.discover().await?,
                 };
-                self.known.write().expect("keys lock").jwks_uri = Some(uri.clone());
+                crate::lock::write(&self.known).jwks_uri = Some(uri.clone());
                 uri
             }
         };
         // A failed fetch counts too: the once-a-minute limit is on asking.
-        self.known.write().expect("keys lock").fetched_at = Some(Instant::now());
+        crate::lock::write(&self.known).fetched_at = Some(Instant::now());
         let set = self
             .fetcher
             .get(&jwks_uri)
@@ -201,7 +201,7 @@ impl Keys {
                 jwks_uri: jwks_uri.to_string(),
             });
         }
-        self.known.write().expect("keys lock").keys = Some(Arc::clone(&keys));
+        crate::lock::write(&self.known).keys = Some(Arc::clone(&keys));
         tracing::info!(keys = count, jwks_uri = %jwks_uri, "oauth: fetched the issuer's signing keys");
         Ok(keys)
     }

@@ -3,6 +3,7 @@
 //! removed when nobody holds or waits for them, so the map stays as small
 //! as the number of terminals being sent to right now.
 
+use crate::lock::held;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +18,7 @@ impl SendLocks {
     /// Waits for the lock of `address`; released when the guard drops.
     pub(crate) async fn lock(self: &Arc<Self>, address: &str) -> SendLockGuard {
         let lock = {
-            let mut locks = self.locks.lock().expect("send locks");
+            let mut locks = held(&self.locks);
             Arc::clone(locks.entry(address.to_owned()).or_default())
         };
         let guard = lock.lock_owned().await;
@@ -37,7 +38,7 @@ pub(crate) struct SendLockGuard {
 
 impl Drop for SendLockGuard {
     fn drop(&mut self) {
-        let mut locks = self.locks.locks.lock().expect("send locks");
+        let mut locks = held(&self.locks.locks);
         drop(self.guard.take());
         if let Some(lock) = locks.get(&self.address) {
             // Only the map holds it now: nobody waits, forget the entry.
