@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The files the adapter generates or ships, checked by the programs that
-# read them (tests/generated_files.rs): the bash completion run in bash as
+# read them (tests/ops/generated_files.rs): the bash completion run in bash as
 # readline runs it, the zsh and fish ones in zsh and fish, the man page
 # through `groff -ww` and `mandoc -T lint`, and the systemd units through
 # `systemd-analyze --user verify`.

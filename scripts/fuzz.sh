@@ -16,7 +16,7 @@
 # The committed seeds in fuzz/corpus/<target>/ are only read: new inputs go
 # to target/fuzz-corpus/<target>/, crashes to fuzz/artifacts/<target>/.
 # A crash file replays with: cargo fuzz run -s none <target> <file>; once
-# fixed, copy it into fuzz/corpus/<target>/ so tests/fuzz_corpus.rs replays
+# fixed, copy it into fuzz/corpus/<target>/ so tests/core/fuzz_corpus.rs replays
 # it on every test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

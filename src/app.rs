@@ -36,8 +36,9 @@ impl Loaded {
         }
     }
 
-    /// The config that decides approvals, or why sends are off.
-    pub fn approvals(&self) -> Result<&Arc<Config>, &Arc<ConfigError>> {
+    /// The config that decides sends (and what is approved), or why sends
+    /// are off.
+    pub fn for_sends(&self) -> Result<&Arc<Config>, &Arc<ConfigError>> {
         match self {
             Loaded::Valid(config) => Ok(config),
             Loaded::Refused { why, .. } => Err(why),
@@ -101,7 +102,7 @@ impl App {
     /// config in force is invalid, so that nothing counts as approved.
     pub(crate) async fn approved_live(&self) -> Result<Option<Vec<TerminalRecord>>, CoreError> {
         let loaded = self.loaded();
-        let Ok(config) = loaded.approvals() else {
+        let Ok(config) = loaded.for_sends() else {
             return Ok(None);
         };
         let listed = self.client.list(false).await?;

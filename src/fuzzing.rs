@@ -22,10 +22,10 @@ use crate::hc::framing::{RpcReply, parse_reply, rpc_error, typed_result};
 use crate::hc::wire::{
     self, GetParams, Hello, ListResult, Method, ReadResult, SendResult, TerminalRecord,
 };
-use crate::mcp::fleet::since::Since;
 use crate::mcp::seal::SealKey;
 use crate::mcp::text::{forbidden_control, tail_chars};
 use crate::mcp::tools::cursor::{self, CursorError, Position};
+use crate::mcp::tracking::since::Since;
 
 /// One reply line as [`Connection`] reads it: byte 0 picks the request id
 /// the reply must match, the rest is the line. Whatever `parse_reply`

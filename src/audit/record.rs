@@ -45,6 +45,34 @@ pub struct SendRecord<'a> {
     pub confirmed: Option<&'a Confirmation>,
 }
 
+impl<'a> SendRecord<'a> {
+    /// The record of an attempt at `address` by `caller` that came to
+    /// `outcome` for `reason`, knowing nothing else yet: every other field
+    /// is set by who knows it (`SendRecord { core_id, ..SendRecord::of(..) }`).
+    pub fn of(
+        address: RecordedAddress<'a>,
+        text: Option<&'a str>,
+        caller: &'a Caller,
+        outcome: Outcome,
+        reason: ReasonCode,
+    ) -> SendRecord<'a> {
+        SendRecord {
+            core_id: None,
+            address,
+            created_ms: None,
+            landed_created_ms: None,
+            send_mode: None,
+            preflight_status: None,
+            outcome,
+            reason,
+            text,
+            argument: None,
+            caller,
+            confirmed: None,
+        }
+    }
+}
+
 /// The address of a send attempt as the audit records it.
 #[derive(Debug, Clone, Copy)]
 pub enum RecordedAddress<'a> {

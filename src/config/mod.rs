@@ -27,7 +27,7 @@ pub(crate) use http::HttpConfig;
 pub(crate) use lock::{LockError, lock};
 pub(crate) use raw::GuardShown;
 pub use raw::{RawConfig, RawHcVersion};
-pub(crate) use raw::{RawHttp, RawTransport};
+pub(crate) use raw::{RawHttp, RawLifetime, RawTransport};
 pub(crate) use send_mode::SendMode;
 pub(crate) use validated::is_acceptable_version;
 pub use validated::{Config, Transport};

@@ -70,19 +70,11 @@ pub(crate) fn record_refused(
         Some((end, _)) => &a[..end],
         None => a,
     });
+    let text = get("text").and_then(Value::as_str);
     audit.record(&SendRecord {
-        core_id: None,
-        address,
         created_ms: get("created_ms").and_then(Value::as_i64),
-        landed_created_ms: None,
-        send_mode: None,
-        preflight_status: None,
-        outcome: Outcome::NotSent,
-        reason,
-        text: get("text").and_then(Value::as_str),
         argument,
-        caller,
-        confirmed: None,
+        ..SendRecord::of(address, text, caller, Outcome::NotSent, reason)
     });
 }
 

@@ -12,8 +12,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::fleet::since::SinceError;
 use super::tools::cursor::CursorError;
+use super::tracking::since::SinceError;
 use crate::escape::printable_lines;
 use crate::hc::CoreError;
 

@@ -14,7 +14,7 @@
 //! - `tools/`: the five tools, each taking the parts it uses;
 //!   `resources/`: the terminal resources and the watcher behind their
 //!   subscriptions;
-//! - `error`: the one error type a model reads; `fleet/`: the `since`
+//! - `error`: the one error type a model reads; `tracking/`: the `since`
 //!   token, what changed after one, and the one shared look at hc per tick
 //!   that fleet waits and subscriptions follow;
 //! - leaves: `access` (the one tool that writes, the scope rule, the audit
@@ -27,7 +27,6 @@
 pub(crate) mod access;
 mod arguments;
 mod error;
-pub(crate) mod fleet;
 mod handler;
 mod prompts;
 mod resources;
@@ -39,6 +38,7 @@ mod state;
 mod surface;
 pub(crate) mod text;
 pub(crate) mod tools;
+pub(crate) mod tracking;
 
 pub use resources::watcher::WatchPace;
 pub(crate) use server::{HerdrServer, PROTOCOL_VERSIONS};

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::fleet::ticker::Ticker;
 use super::resources::watcher::{WatchPace, Watcher};
 use super::seal::SealKey;
 use super::state::Matchers;
 use super::tools::send_prompt::SendPrompt;
+use super::tracking::ticker::Ticker;
 use crate::app::App;
 
 /// What the server's calls share; one per process.

@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::edit::{self, Editing};
-use crate::config::{self, Config, ConfigError, SendMode};
+use crate::config::{self, Config, ConfigError, RawLifetime, SendMode};
 use crate::escape::{self, printable, readable_ms};
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
 use crate::hc::{CoreError, CoreId};
 
 const CORE_ID_KEY: &str = "coreId";
-const ALLOWLIST_KEY: &str = "sendAllowlist";
 
 /// Why `allow` or `revoke` changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -122,30 +121,28 @@ pub(crate) async fn allow(
     }
     let mut report = describe(&core_id, &record);
     let object = doc.as_object_mut().expect("a parsed config is an object");
+    let mut entries = edit::approvals(object);
     if let Some(previous) = config.core_id().filter(|c| **c != core_id) {
-        let dropped = object
-            .get(ALLOWLIST_KEY)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        object.insert(ALLOWLIST_KEY.into(), json!([]));
         report.push_str(&format!(
-            "coreId was {previous} (an earlier hc); its {dropped} approval(s) are removed\n"
+            "coreId was {previous} (an earlier hc); its {} approval(s) are removed\n",
+            entries.len()
         ));
+        entries.clear();
     }
     object.insert(CORE_ID_KEY.into(), json!(core_id.as_str()));
-    let entries = edit::array_at(object, ALLOWLIST_KEY);
-    let mut entry = json!({"address": record.address, "created_ms": record.created_ms});
+    let mut entry = RawLifetime {
+        address: record.address.clone(),
+        created_ms: record.created_ms,
+        multiline: request.multiline,
+        send_mode: request.mode,
+        confirm: request.confirm,
+    };
     if request.multiline {
-        entry["multiline"] = json!(true);
         report.push_str(
             "multi-line prompts (TAB, LF) allowed: only for a program that reads a paste as one input, never a shell\n",
         );
     }
-    if let Some(mode) = request.mode {
-        entry["sendMode"] = json!(mode.as_str());
-    }
     if request.confirm {
-        entry["confirm"] = json!(true);
         report.push_str(
             "confirmation required: each prompt waits for a human to confirm it in the MCP client (a client that cannot ask sends nothing)\n",
         );
@@ -163,13 +160,11 @@ pub(crate) async fn allow(
         ));
     }
     report.push_str(&super::reapproval::carry_over(
-        entries,
+        &entries,
         &mut entry,
         request.no_confirm,
     ));
-    let same_address = |e: &Value| e.get("address") == entry.get("address");
-    let same_lifetime =
-        |e: &Value| same_address(e) && e.get("created_ms") == entry.get("created_ms");
+    let same_address = |e: &RawLifetime| e.address == entry.address;
     if entries.iter().filter(|e| same_address(e)).eq([&entry]) {
         report.push_str("already approved; config unchanged\n");
         return Ok(report);
@@ -178,18 +173,17 @@ pub(crate) async fn allow(
     // one): their approvals can never match again, so they go.
     for stale in entries
         .iter()
-        .filter(|e| same_address(e) && !same_lifetime(e))
+        .filter(|e| same_address(e) && e.created_ms != entry.created_ms)
     {
         report.push_str(&format!(
             "replaces the approval of an earlier lifetime at {} (created_ms {}), which has ended\n",
             printable(&record.address),
-            stale
-                .get("created_ms")
-                .map_or("?".to_owned(), Value::to_string)
+            stale.created_ms
         ));
     }
     entries.retain(|e| !same_address(e));
     entries.push(entry);
+    edit::set_approvals(object, &entries);
     write_back(
         &resolved,
         &doc,
@@ -289,16 +283,11 @@ pub(crate) async fn revoke(
         });
     }
     let object = doc.as_object_mut().expect("a parsed config is an object");
-    let entries = edit::array_at(object, ALLOWLIST_KEY);
+    let mut entries = edit::approvals(object);
     let before = entries.len();
-    let doomed = |e: &Value| {
-        let same_address = request
-            .address
-            .is_none_or(|a| e.get("address").and_then(Value::as_str) == Some(a));
-        let same_lifetime = request
-            .created_ms
-            .is_none_or(|c| e.get("created_ms").and_then(Value::as_i64) == Some(c));
-        same_address && same_lifetime
+    let doomed = |e: &RawLifetime| {
+        request.address.is_none_or(|a| e.address == a)
+            && request.created_ms.is_none_or(|c| e.created_ms == c)
     };
     let mut report = String::new();
     for entry in entries.iter().filter(|e| doomed(e)) {
@@ -309,14 +298,13 @@ pub(crate) async fn revoke(
             } else {
                 "revoking"
             },
-            printable(entry.get("address").and_then(Value::as_str).unwrap_or("?")),
-            entry
-                .get("created_ms")
-                .map_or("?".to_owned(), Value::to_string)
+            printable(&entry.address),
+            entry.created_ms
         ));
     }
     entries.retain(|e| !doomed(e));
     let removed = before - entries.len();
+    edit::set_approvals(object, &entries);
     let target = match request.address {
         Some(address) => format!(
             "{}{}",

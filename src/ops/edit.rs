@@ -1,12 +1,18 @@
 //! A config opened for editing by `allow`, `revoke` and `inspect-core
 //! --accept`: read and validated from one text, edited as a JSON document
 //! so every other key keeps its value and place, and replaced atomically.
+//! The approvals are edited as typed lifetimes ([`RawLifetime`]), never
+//! as raw JSON keys, and written back in place of the array they came
+//! from.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::config::{self, Config, ConfigError, RawConfig};
+use crate::config::{self, Config, ConfigError, RawConfig, RawLifetime};
+
+/// The key of the approvals in the config.
+pub(super) const ALLOWLIST_KEY: &str = "sendAllowlist";
 
 /// A config opened for editing: its JSON document (checked to load and
 /// validate from this same text, so what is edited is what was checked),
@@ -39,6 +45,28 @@ pub(super) fn array_at<'a>(object: &'a mut Map<String, Value>, key: &str) -> &'a
         *slot = json!([]);
     }
     slot.as_array_mut().expect("just made an array")
+}
+
+/// The approvals of a loaded config's document, typed. A document that
+/// loaded validated, so every entry reads; an entry that somehow does not
+/// is kept out (and so dropped on the next write) rather than guessed at.
+pub(super) fn approvals(object: &Map<String, Value>) -> Vec<RawLifetime> {
+    object
+        .get(ALLOWLIST_KEY)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+        .collect()
+}
+
+/// Writes `entries` as the document's approvals, in their order.
+pub(super) fn set_approvals(object: &mut Map<String, Value>, entries: &[RawLifetime]) {
+    let entries = entries
+        .iter()
+        .map(|entry| serde_json::to_value(entry).expect("a lifetime encodes"))
+        .collect();
+    object.insert(ALLOWLIST_KEY.to_owned(), Value::Array(entries));
 }
 
 /// The config file's text.

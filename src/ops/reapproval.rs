@@ -3,47 +3,50 @@
 //! human confirmation (`--no-confirm` removes it). A weaker approval is
 //! never made by accident.
 
-use serde_json::{Value, json};
+use crate::config::RawLifetime;
 
 /// Carries the confirmation of the approval among `entries` of the same
 /// lifetime as `entry` into it (unless `no_confirm`), and says what
 /// changes; nothing when there is no such approval.
-pub(super) fn carry_over(entries: &[Value], entry: &mut Value, no_confirm: bool) -> String {
-    let same = |e: &&Value| {
-        e.get("address") == entry.get("address") && e.get("created_ms") == entry.get("created_ms")
-    };
-    match entries.iter().find(same) {
-        Some(previous) => changes(&previous.clone(), entry, no_confirm),
+pub(super) fn carry_over(
+    entries: &[RawLifetime],
+    entry: &mut RawLifetime,
+    no_confirm: bool,
+) -> String {
+    match entries
+        .iter()
+        .find(|e| e.address == entry.address && e.created_ms == entry.created_ms)
+    {
+        Some(previous) => changes(previous, entry, no_confirm),
         None => String::new(),
     }
 }
 
-fn changes(previous: &Value, entry: &mut Value, no_confirm: bool) -> String {
+fn changes(previous: &RawLifetime, entry: &mut RawLifetime, no_confirm: bool) -> String {
     let mut said = String::new();
-    let flag = |e: &Value, key: &str| e.get(key).and_then(Value::as_bool) == Some(true);
-    if flag(previous, "confirm") && !flag(entry, "confirm") {
+    if previous.confirm && !entry.confirm {
         if no_confirm {
             said.push_str("removes the human confirmation this terminal had (--no-confirm)\n");
         } else {
-            entry["confirm"] = json!(true);
+            entry.confirm = true;
             said.push_str(
                 "keeps the human confirmation this terminal had (allow --no-confirm removes it)\n",
             );
         }
     }
-    let mode = |e: &Value| {
-        e.get("sendMode")
-            .and_then(Value::as_str)
-            .map_or("the config's sendMode".to_owned(), str::to_owned)
+    let mode = |e: &RawLifetime| {
+        e.send_mode.map_or("the config's sendMode".to_owned(), |m| {
+            m.as_str().to_owned()
+        })
     };
-    if previous.get("sendMode") != entry.get("sendMode") {
+    if previous.send_mode != entry.send_mode {
         said.push_str(&format!(
             "send mode changes from {} to {}\n",
             mode(previous),
             mode(entry)
         ));
     }
-    if flag(previous, "multiline") && !flag(entry, "multiline") {
+    if previous.multiline && !entry.multiline {
         said.push_str("multi-line prompts are no longer allowed (allow --multiline keeps them)\n");
     }
     said
@@ -52,14 +55,24 @@ fn changes(previous: &Value, entry: &mut Value, no_confirm: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SendMode;
+
+    fn lifetime(multiline: bool, send_mode: Option<SendMode>, confirm: bool) -> RawLifetime {
+        RawLifetime {
+            address: "t2".into(),
+            created_ms: 1,
+            multiline,
+            send_mode,
+            confirm,
+        }
+    }
 
     #[test]
     fn a_confirmation_is_kept_unless_removed_and_every_change_is_said() {
-        let previous = json!({"address": "t2", "created_ms": 1, "confirm": true,
-            "sendMode": "normal", "multiline": true});
-        let mut entry = json!({"address": "t2", "created_ms": 1});
+        let previous = lifetime(true, Some(SendMode::Normal), true);
+        let mut entry = lifetime(false, None, false);
         let said = changes(&previous, &mut entry, false);
-        assert_eq!(entry["confirm"], json!(true));
+        assert!(entry.confirm);
         assert!(said.contains("keeps the human confirmation"), "{said}");
         assert!(
             said.contains("send mode changes from normal to the config's sendMode"),
@@ -69,9 +82,9 @@ mod tests {
             said.contains("multi-line prompts are no longer allowed"),
             "{said}"
         );
-        let mut entry = json!({"address": "t2", "created_ms": 1, "sendMode": "normal"});
+        let mut entry = lifetime(false, Some(SendMode::Normal), false);
         let said = changes(&previous, &mut entry, true);
-        assert_eq!(entry.get("confirm"), None);
+        assert!(!entry.confirm);
         assert!(said.contains("removes the human confirmation"), "{said}");
         assert!(!said.contains("send mode"), "{said}");
     }

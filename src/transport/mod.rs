@@ -12,6 +12,12 @@ pub(crate) mod stdio;
 use http::HttpEndpoint;
 use stdio::Pipes;
 
+/// Largest incoming MCP message, over either transport (an HTTP request's
+/// body, a stdio line): a prompt is at most 16,000 characters (64 KiB of
+/// UTF-8 at worst, JSON escapes aside); anything bigger is not a tool
+/// call.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// Where `serve` speaks MCP.
 pub enum Endpoint {
     /// One session over a pair of byte streams (the process's stdin and

@@ -16,10 +16,10 @@ pub(crate) mod watcher;
 
 pub(crate) use uri::{URI_TEMPLATE, address, uri};
 
-use super::fleet::changes::named_since;
-use super::fleet::ticker::wall_ms;
 use super::seal::SealKey;
 use super::session::Session;
+use super::tracking::changes::named_since;
+use super::tracking::ticker::wall_ms;
 use crate::app::App;
 use crate::escape::printable;
 use crate::hc::{CoreError, HcClient, wire::ErrorKind};
@@ -132,7 +132,7 @@ pub(crate) async fn read(
     )
     .seal(seal);
     let loaded = app.loaded();
-    let approvals = loaded.approvals().ok();
+    let approvals = loaded.for_sends().ok();
     let contents = Contents {
         core_id,
         since,

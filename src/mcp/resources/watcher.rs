@@ -1,5 +1,5 @@
 //! The one watcher behind resource subscriptions: while anyone is
-//! subscribed it follows the shared look at hc (`fleet::ticker`, every
+//! subscribed it follows the shared look at hc (`tracking::ticker`, every
 //! [`POLL`] of its [`WatchPace`], handed in; one `terminal.list` a tick,
 //! however many subscribers and waits), compares each subscribed
 //! terminal's lifetime, status, `status_seq` and whether it finished with
@@ -29,7 +29,7 @@ use super::uri::address;
 use crate::app::App;
 use crate::caller::Caller;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
-use crate::mcp::fleet::ticker::{Tick, Ticker};
+use crate::mcp::tracking::ticker::{Tick, Ticker};
 
 /// How often hc is listed while someone is subscribed or a fleet wait
 /// runs.

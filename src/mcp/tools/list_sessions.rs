@@ -11,11 +11,11 @@ use crate::escape::printable;
 use crate::hc::client::Listing;
 use crate::hc::wire::UnreadableRecord;
 use crate::mcp::error::{ToolError, structured};
-use crate::mcp::fleet::changes::{Look, since_of};
-use crate::mcp::fleet::since::Scope;
-use crate::mcp::fleet::ticker::wall_ms;
 use crate::mcp::seal::SealKey;
 use crate::mcp::session::Session;
+use crate::mcp::tracking::changes::{Look, since_of};
+use crate::mcp::tracking::since::Scope;
+use crate::mcp::tracking::ticker::wall_ms;
 
 /// Page size bounds: enough for a coordinator's view, small enough to keep
 /// a page cheap for the model to read.
@@ -126,7 +126,7 @@ pub(crate) async fn run(
     });
     // One snapshot for the whole page: every record is judged by the same config.
     let loaded = app.loaded();
-    let approvals = loaded.approvals().ok();
+    let approvals = loaded.for_sends().ok();
     let config_mode = loaded.config().send_mode();
     let sessions: Vec<Session> = page
         .iter()

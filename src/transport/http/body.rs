@@ -31,6 +31,7 @@ use crate::caller::Caller;
 use crate::escape::printable;
 use crate::mcp::access::{self, Refused};
 use crate::mcp::{HerdrServer, PROTOCOL_VERSIONS};
+use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::guard::{self, Reply, Screened};
 
 /// The one MCP endpoint.
@@ -38,14 +39,11 @@ pub(crate) const MCP_PATH: &str = "/mcp";
 /// The header naming the revision a request speaks.
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// Largest request body: a prompt is at most 16,000 characters (64 KiB of
-/// UTF-8 at worst, JSON escapes aside); anything bigger is not a tool call.
-pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 /// A client gets this long to send its whole body.
 pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads the whole body within [`BODY_READ_TIMEOUT`] and under
-/// [`MAX_BODY_BYTES`], then routes. A declared length over the cap is
+/// [`MAX_MESSAGE_BYTES`], then routes. A declared length over the cap is
 /// refused before anything is read; a chunked body is cut off while it
 /// streams.
 pub(super) async fn buffer<F: Future<Output = Response>>(
@@ -55,11 +53,11 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
 ) -> Response {
     let (mut parts, body) = request.into_parts();
     let limit = match declared_length(&parts.headers) {
-        Some(length) if length > MAX_BODY_BYTES => {
+        Some(length) if length > MAX_MESSAGE_BYTES => {
             return Denial::PayloadTooLarge.into_response();
         }
         Some(length) => length,
-        None => MAX_BODY_BYTES,
+        None => MAX_MESSAGE_BYTES,
     };
     let body = Limited::new(body, limit);
     let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
@@ -101,7 +99,7 @@ async fn with_null_id(response: Response) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     // rmcp's own error answer, built in memory: never a stream, never big.
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     let Ok(mut message) = serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes) else {

@@ -14,10 +14,11 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::body::{self, MAX_BODY_BYTES, MCP_PATH};
+use super::body::{self, MCP_PATH};
 use super::endpoint::HttpEndpoint;
 use super::{gate, refusals};
 use crate::mcp::HerdrServer;
+use crate::transport::MAX_MESSAGE_BYTES;
 
 /// Authenticated requests in flight at once; more queue behind them.
 const MAX_IN_FLIGHT: usize = 256;
@@ -49,7 +50,7 @@ impl Front {
             .with_sse_keep_alive(None)
             .disable_allowed_hosts()
             .disable_allowed_origins()
-            .with_max_request_body_bytes(MAX_BODY_BYTES)
+            .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
             .with_cancellation_token(stop);
         let sessions = server.clone();
         let mcp = StreamableHttpService::new(

@@ -22,8 +22,8 @@ use super::admission::slots::Slot;
 use super::challenges::{Challenges, forbidden, retry_later};
 use crate::caller::Caller;
 use crate::config::HttpConfig;
-use crate::transport::http::auth::Authenticator;
-use crate::transport::http::auth::oauth::{Reach, TokenVerdict};
+use crate::transport::http::auth::oauth::Reach;
+use crate::transport::http::auth::{Authenticator, Refused};
 
 /// The protected-resource metadata paths (RFC 9728): the document in oauth
 /// mode, 404 without a challenge in token mode.
@@ -75,62 +75,39 @@ impl Gate {
             return Err(refusal);
         }
         if is_well_known(method, uri) {
-            return Err(match &self.auth {
-                Authenticator::OAuth(server) => (
+            return Err(match self.auth.metadata() {
+                Some(metadata) => (
                     StatusCode::OK,
                     [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-                    server.metadata().to_owned(),
+                    metadata.to_owned(),
                 )
                     .into_response(),
-                Authenticator::Tokens { .. } => Denial::NotFound.into_response(),
+                None => Denial::NotFound.into_response(),
             });
         }
         let Some(token) = bearer(headers) else {
             return Err(self.challenges.unauthorized(None));
         };
-        let caller = match &self.auth {
-            Authenticator::Tokens { full, read } => {
-                if full.matches(token) {
-                    Caller::token()
-                } else if read.as_ref().is_some_and(|r| r.matches(token)) {
-                    Caller::read_token()
-                } else {
-                    return Err(self
-                        .challenges
-                        .unauthorized(Some("the bearer token is not valid")));
-                }
-            }
-            Authenticator::OAuth(server) => {
-                let Ok(token) = std::str::from_utf8(token) else {
-                    return Err(self
-                        .challenges
-                        .unauthorized(Some("the access token is not ASCII")));
-                };
-                // A reserve slot takes only what is checked here; any
-                // connection waiting on the IdP can be pushed out meanwhile.
-                let reach = if slot.is_some_and(Slot::is_reserve) {
-                    Reach::LocalOnly
-                } else {
-                    Reach::Any
-                };
-                if let Some(slot) = slot {
-                    slot.set_waiting_on_idp(true);
-                }
-                let verdict = server.authenticate(token, peer, reach).await;
-                if let Some(slot) = slot {
-                    slot.set_waiting_on_idp(false);
-                }
-                match verdict {
-                    Ok(TokenVerdict::Caller(caller)) => caller,
-                    Ok(TokenVerdict::NoScope) => return Err(self.challenges.insufficient_read()),
-                    Err(rejection) if rejection.is_transient() => {
-                        return Err(retry_later(rejection));
-                    }
-                    Err(rejection) => {
-                        return Err(self.challenges.unauthorized(Some(&rejection.to_string())));
-                    }
-                }
-            }
+        // A reserve slot takes only what is checked here; a connection
+        // waiting on the IdP can be pushed out meanwhile.
+        let reach = if slot.is_some_and(Slot::is_reserve) {
+            Reach::LocalOnly
+        } else {
+            Reach::Any
+        };
+        let waiting = slot.filter(|_| self.auth.may_wait());
+        if let Some(slot) = waiting {
+            slot.set_waiting_on_idp(true);
+        }
+        let proved = self.auth.caller(token, peer, reach).await;
+        if let Some(slot) = waiting {
+            slot.set_waiting_on_idp(false);
+        }
+        let caller = match proved {
+            Ok(caller) => caller,
+            Err(Refused::Invalid(why)) => return Err(self.challenges.unauthorized(Some(&why))),
+            Err(Refused::NoScope) => return Err(self.challenges.insufficient_read()),
+            Err(Refused::Transient(rejection)) => return Err(retry_later(rejection)),
         };
         if self.limiter.check().is_err() {
             return Err(Denial::TooManyRequests.into_response());
@@ -201,7 +178,7 @@ pub(super) struct PeerAddr(pub IpAddr);
 /// its whole request reads its refusal: closed with bytes it sent still
 /// unread (a body bigger than hyper's first read), the socket sends a
 /// reset, but on Linux a reset does not discard a response the client
-/// already received. Measured on loopback (`tests/http_flood.rs`): reqwest
+/// already received. Measured on loopback (`tests/http/flood.rs`): reqwest
 /// POSTing `initialize` without a token, each on a fresh connection, read
 /// the 401 and its `WWW-Authenticate` 1,000 times of 1,000 with its
 /// 150-byte body and 1,000 of 1,000 with a body at the 64 KiB cap.

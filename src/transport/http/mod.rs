@@ -22,7 +22,6 @@ mod gate;
 mod refusals;
 mod server;
 
-pub(crate) use body::MAX_BODY_BYTES;
 pub(crate) use endpoint::InheritError;
 pub(crate) use endpoint::inherited;
 pub use endpoint::{HttpEndpoint, listen};

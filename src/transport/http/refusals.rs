@@ -15,8 +15,8 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{CONNECTION, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, StatusCode};
 
-use super::body::MAX_BODY_BYTES;
 use crate::escape::printable;
+use crate::transport::MAX_MESSAGE_BYTES;
 
 /// Denial lines logged per second at most (and in one burst).
 const LINES_PER_SECOND: u32 = 5;
@@ -126,7 +126,7 @@ fn finish_response(mut response: Response) -> Response {
 
 fn too_large() -> Response {
     let message = format!(
-        "Request body over {MAX_BODY_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
+        "Request body over {MAX_MESSAGE_BYTES} bytes: send fewer characters. A prompt may have up to 16,000 characters, but a client that escapes non-ASCII characters as \\uXXXX (6 to 12 bytes each) reaches this limit with fewer."
     );
     let body = serde_json::json!({
         "jsonrpc": "2.0",

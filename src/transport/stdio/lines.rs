@@ -20,12 +20,9 @@ use tokio::sync::Mutex;
 use crate::caller::Caller;
 use crate::mcp::HerdrServer;
 use crate::mcp::access::Refused;
+use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::guard::{self, Reply, Screened};
-use crate::transport::http::MAX_BODY_BYTES;
 
-/// Longest line read: the same cap as an HTTP body. Longer lines are
-/// answered `-32600` and skipped up to their end.
-const MAX_LINE_BYTES: usize = MAX_BODY_BYTES;
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
@@ -105,9 +102,9 @@ impl Lines {
             let mut done = None;
             if self.discarding {
                 self.discarding = newline.is_none();
-            } else if self.line.len() + take > MAX_LINE_BYTES + 1 {
+            } else if self.line.len() + take > MAX_MESSAGE_BYTES + 1 {
                 // The start, up to the cap, is read for the request's id.
-                let room = MAX_LINE_BYTES - self.line.len().min(MAX_LINE_BYTES);
+                let room = MAX_MESSAGE_BYTES - self.line.len().min(MAX_MESSAGE_BYTES);
                 self.line.extend_from_slice(&available[..room.min(take)]);
                 let id = guard::leading_id(&self.line);
                 self.line.clear();
@@ -209,7 +206,7 @@ impl Transport<RoleServer> for Lines {
                     self.answer(&Reply::invalid_request_for(
                         id.unwrap_or_default(),
                         &format!(
-                            "the message is over {MAX_LINE_BYTES} bytes: send fewer characters"
+                            "the message is over {MAX_MESSAGE_BYTES} bytes: send fewer characters"
                         ),
                     ));
                     continue;

@@ -170,6 +170,7 @@ pub(crate) async fn run(
                 args: &args,
                 caller: &caller,
                 known: &known,
+                armed: true,
             };
             let attempt =
                 pipeline::attempt(&send, &loaded, &args, &caller, &asking, &cut, &known).await;
@@ -276,17 +277,22 @@ struct Unfinished<'a> {
     args: &'a SendPromptArgs,
     caller: &'a Caller,
     known: &'a Known,
+    /// Cleared once the attempt ended: it then records its own line.
+    armed: bool,
 }
 
 impl Unfinished<'_> {
     /// The attempt ended and records its own line.
-    fn disarm(self) {
-        std::mem::forget(self);
+    fn disarm(mut self) {
+        self.armed = false;
     }
 }
 
 impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
         let facts = self.known.facts();
         let outcome = if facts.dispatching {
             Outcome::Unknown
@@ -298,19 +304,13 @@ impl Drop for Unfinished<'_> {
         } else {
             ReasonCode::ServerStopping
         };
+        let address = RecordedAddress::Named(&self.args.address);
         self.audit.record(&SendRecord {
             core_id: facts.core_id.as_deref(),
-            address: RecordedAddress::Named(&self.args.address),
             created_ms: facts.created_ms.or(self.args.created_ms),
-            landed_created_ms: None,
             send_mode: facts.send_mode,
             preflight_status: facts.preflight_status,
-            outcome,
-            reason,
-            text: Some(&self.args.text),
-            argument: None,
-            caller: self.caller,
-            confirmed: None,
+            ..SendRecord::of(address, Some(&self.args.text), self.caller, outcome, reason)
         });
     }
 }
@@ -377,21 +377,17 @@ impl SendPromptOutput {
 
     /// The audit record of this answer.
     fn record<'a>(&'a self, text: &'a str, caller: &'a Caller) -> SendRecord<'a> {
+        let address = RecordedAddress::Named(&self.address);
         SendRecord {
             core_id: self.core_id.as_deref(),
-            address: RecordedAddress::Named(&self.address),
             created_ms: self.created_ms,
             landed_created_ms: self
                 .landed_created_ms
                 .filter(|l| Some(*l) != self.created_ms),
             send_mode: self.send_mode,
             preflight_status: self.preflight_status,
-            outcome: self.outcome,
-            reason: self.reason_code,
-            text: Some(text),
-            argument: None,
-            caller,
             confirmed: self.confirmed.as_ref(),
+            ..SendRecord::of(address, Some(text), caller, self.outcome, self.reason_code)
         }
     }
 }
@@ -489,6 +485,7 @@ mod tests {
                 args: &args,
                 caller: &Caller::stdio(),
                 known: &known,
+                armed: true,
             };
             panic!("a bug between dispatch and classification");
         }));
@@ -527,6 +524,7 @@ mod tests {
                 args: &args,
                 caller: &Caller::stdio(),
                 known: &known,
+                armed: true,
             });
             let written = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
             let line: serde_json::Value = serde_json::from_str(written.trim_end()).unwrap();

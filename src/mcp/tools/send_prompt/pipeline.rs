@@ -251,7 +251,7 @@ fn check_input<'a>(
     if let Some((index, character)) = forbidden_control(text) {
         return Err(Refusal::ControlCharacter { index, character });
     }
-    let config = loaded.approvals().map_err(|why| Refusal::ConfigInvalid {
+    let config = loaded.for_sends().map_err(|why| Refusal::ConfigInvalid {
         why: Arc::clone(why),
     })?;
     let flag = || config.operator_flag().to_owned();

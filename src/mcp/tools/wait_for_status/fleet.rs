@@ -2,7 +2,7 @@
 //! (`approved` or `all`, or the addresses a named since holds), from a
 //! `since` or from the call's start. It answers at once when a covered
 //! terminal changed after the since, and otherwise follows the one shared
-//! look at hc per tick (`fleet::ticker`) until a wanted change, the
+//! look at hc per tick (`tracking::ticker`) until a wanted change, the
 //! timeout or a cancel. Every answer reports every change (at most 64,
 //! `more` beyond) and a since that resumes right after them: nothing is
 //! kept per client, so stdio and stateless HTTP work alike.
@@ -20,12 +20,12 @@ use super::{Bounds, DEFAULT_UNTIL, FleetScope, Watching, read_screen};
 use crate::config::TerminalLifetime;
 use crate::hc::wire::TerminalRecord;
 use crate::mcp::error::{ToolError, structured};
-use crate::mcp::fleet::changes::{
+use crate::mcp::tools::wait;
+use crate::mcp::tracking::changes::{
     Change, ChangeKind, Look, MAX_CHANGES, advance, compare, since_of,
 };
-use crate::mcp::fleet::since::{Scope, Since};
-use crate::mcp::fleet::ticker::{Sighting, Tick, wall_ms};
-use crate::mcp::tools::wait;
+use crate::mcp::tracking::since::{Scope, Since};
+use crate::mcp::tracking::ticker::{Sighting, Tick, wall_ms};
 
 pub(super) async fn run(
     w: Watching<'_>,
@@ -39,7 +39,7 @@ pub(super) async fn run(
         .map(|token| Since::open(w.seal, token))
         .transpose()?;
     let scope = scope_of(given.as_ref(), scope)?;
-    if scope == Scope::Approved && w.app.loaded().approvals().is_err() {
+    if scope == Scope::Approved && w.app.loaded().for_sends().is_err() {
         return Err(ToolError::invalid(
             "targets",
             "omitted, but the config in force is invalid, so no terminal counts as approved: name the targets to wait on, or pass scope \"all\"",
@@ -170,7 +170,7 @@ fn scope_of(given: Option<&Since>, asked: Option<FleetScope>) -> Result<Scope, T
 fn in_scope(w: Watching<'_>, scope: Scope, sighting: &Sighting, record: &TerminalRecord) -> bool {
     match scope {
         Scope::All | Scope::Named => true,
-        Scope::Approved => w.app.loaded().approvals().is_ok_and(|config| {
+        Scope::Approved => w.app.loaded().for_sends().is_ok_and(|config| {
             config.is_send_approved(
                 &sighting.core,
                 &TerminalLifetime {
@@ -273,7 +273,7 @@ impl Answering {
                     baseline
                         .entries
                         .iter()
-                        .map(|e| crate::mcp::fleet::since::Entry {
+                        .map(|e| crate::mcp::tracking::since::Entry {
                             key: e.key.clone(),
                             seen: None,
                         })
@@ -318,7 +318,7 @@ async fn answer(
         .iter()
         .filter(|r| match scope {
             Scope::Named => base
-                .entry(&crate::mcp::fleet::since::AddressKey::of(
+                .entry(&crate::mcp::tracking::since::AddressKey::of(
                     &r.address, w.seal,
                 ))
                 .is_some(),

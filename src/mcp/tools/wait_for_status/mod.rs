@@ -21,11 +21,10 @@ use tokio::time::Instant;
 mod fleet;
 mod output;
 
-use crate::mcp::fleet::changes::named_since;
-use crate::mcp::fleet::ticker::wall_ms;
+use crate::mcp::tracking::changes::named_since;
+use crate::mcp::tracking::ticker::wall_ms;
 pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
 
-use crate::mcp::text::{DEFAULT_READ_CHARS, UNTRUSTED_NOTICE, read_limit};
 use super::wait::{self, Ended, Limits, Poll, Watch};
 use crate::app::App;
 use crate::escape::printable;
@@ -33,9 +32,10 @@ use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
 use crate::hc::{CoreId, HcClient};
 use crate::mcp::error::{ToolError, structured};
-use crate::mcp::fleet::ticker::Ticker;
 use crate::mcp::seal::SealKey;
 use crate::mcp::text::tail_chars;
+use crate::mcp::text::{DEFAULT_READ_CHARS, UNTRUSTED_NOTICE, read_limit};
+use crate::mcp::tracking::ticker::Ticker;
 
 /// Most targets one wait may watch.
 pub(crate) const MAX_TARGETS: usize = 16;

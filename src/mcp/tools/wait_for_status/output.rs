@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::StatusWatch;
 use crate::escape::printable;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
-use crate::mcp::fleet::changes::{Change, ChangeKind};
 use crate::mcp::text::shown_screen;
 use crate::mcp::tools::wait;
+use crate::mcp::tracking::changes::{Change, ChangeKind};
 
 /// How a status wait ended: `reached` (a target reached an `until`
 /// state), `timeout`, `finished` (a target's program exited), `gone` (its

@@ -1,4 +1,4 @@
-//! Watching the fleet: the `since` token (what an answer saw of each
+//! Tracking what changed: the `since` token (what an answer saw of each
 //! terminal it covered), what changed after one, and the one shared look
 //! at hc per tick that fleet waits and resource subscriptions follow.
 
