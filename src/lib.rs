@@ -8,7 +8,7 @@
 //!   connection, the pool, typed calls); `config`, the operator's JSON
 //!   config, validated into a [`Config`]; `escape`, how untrusted text is
 //!   printed; `files`, reading a file an operator names without trusting
-//!   it; `lock`, the one way a lock is taken; `logging`, stderr logging; `json_keys`, repeated JSON keys;
+//!   it; `lock`, the one way a lock is taken; `pace`, the server's clock; `logging`, stderr logging; `json_keys`, repeated JSON keys;
 //!   `caller`, who calls and whether they may send; `app`, what every call
 //!   shares (client, config in force); `audit`, the content-free send
 //!   record.
@@ -42,6 +42,7 @@ mod lock;
 mod logging;
 mod mcp;
 mod ops;
+mod pace;
 mod serve;
 mod transport;
 
@@ -68,7 +69,7 @@ pub use escape::{is_hazard, printable};
 
 // `serve` on an injected endpoint, as the binary and the in-process tests
 // run it.
-pub use mcp::WatchPace;
+pub use pace::{Pace, TEST_PACE_ENV};
 pub use serve::run as run_server;
 pub use transport::Endpoint;
 pub use transport::http::auth::Authenticator;

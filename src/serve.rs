@@ -13,7 +13,8 @@ use crate::app::App;
 use crate::config::Config;
 use crate::escape::printable;
 use crate::hc::CoreId;
-use crate::mcp::{HerdrServer, WatchPace};
+use crate::mcp::HerdrServer;
+use crate::pace::Pace;
 use crate::transport::{self, Endpoint};
 
 /// Why serving stopped with an error.
@@ -25,11 +26,10 @@ pub enum ServeError {
 }
 
 /// Serves MCP for `app` on `endpoint` until the session ends (stdio) or
-/// `shutdown` resolves; the subscriptions' watcher keeps `pace`
-/// (`WatchPace::default()` for `serve`).
+/// `shutdown` resolves, at `pace` (`Pace::of_this_build()` for `serve`).
 pub async fn run(
     app: Arc<App>,
-    pace: WatchPace,
+    pace: Pace,
     endpoint: Endpoint,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
@@ -48,7 +48,7 @@ pub async fn run(
             .await
             .map_err(ServeError::from),
         Endpoint::Http(endpoint) => {
-            transport::http::serve(server, endpoint, shutdown).await;
+            transport::http::serve(server, endpoint, pace, shutdown).await;
             Ok(())
         }
     };

@@ -194,7 +194,7 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
     let app = Arc::new(App::new(config, audit));
     let reloads = serve::reload_on_hangup(hangups, Arc::clone(&app), config_path);
     tokio::select! {
-        served = serve::run(app, crate::mcp::WatchPace::default(), endpoint, shutdown) => served?,
+        served = serve::run(app, crate::pace::Pace::of_this_build(), endpoint, shutdown) => served?,
         () = reloads => {}
     }
     Ok(())

@@ -40,5 +40,4 @@ pub(crate) mod text;
 pub(crate) mod tools;
 pub(crate) mod tracking;
 
-pub use resources::watcher::WatchPace;
 pub(crate) use server::{HerdrServer, PROTOCOL_VERSIONS};

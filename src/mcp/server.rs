@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::access;
 use super::arguments::{Arguments, RawArguments};
 use super::error::{ToolError, respond};
-use super::resources::watcher::{Seat, WatchPace};
+use super::resources::watcher::Seat;
 use super::schema;
 use super::surface::Surface;
 use super::tools::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
@@ -27,6 +27,7 @@ use super::tools::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput
 use super::tools::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput, Watching};
 use crate::app::App;
 use crate::caller::Caller;
+use crate::pace::Pace;
 
 pub(super) const INSTRUCTIONS: &str = "Sees and prompts the existing terminals of a local herdr-core (hc). \
 list_sessions shows terminals, which ones you may prompt (send_approved) and which take multi-line \
@@ -182,7 +183,7 @@ impl HerdrServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context);
-        let asking = Asking::new(&context, state, responses);
+        let asking = Asking::new(&context, state, responses, self.surface.progress);
         send_prompt::run(
             Arc::clone(&self.surface.send),
             arguments,
@@ -267,6 +268,7 @@ impl HerdrServer {
             self.until_stopping(wait_for_output::run(
                 &self.surface.app,
                 &self.surface.matchers,
+                self.surface.progress,
                 args,
                 &context,
             ))
@@ -279,9 +281,9 @@ impl HerdrServer {
 /// session, the stop signal, what a request takes before rmcp sees it,
 /// and the one record of a call refused before it reached its tool.
 impl HerdrServer {
-    /// The server of `app`, its watchers at `pace`: the one surface of
-    /// this process, and its first session.
-    pub(crate) fn over(app: Arc<App>, pace: WatchPace) -> HerdrServer {
+    /// The server of `app`, at `pace`: the one surface of this process,
+    /// and its first session.
+    pub(crate) fn over(app: Arc<App>, pace: Pace) -> HerdrServer {
         HerdrServer::new(Arc::new(Surface::new(app, pace)))
     }
 
@@ -331,6 +333,7 @@ impl HerdrServer {
             app: &self.surface.app,
             seal: &self.surface.seal,
             ticker: &self.surface.ticker,
+            progress: self.surface.progress,
         }
     }
 }

@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::resources::watcher::{WatchPace, Watcher};
+use super::resources::watcher::Watcher;
 use super::seal::SealKey;
 use super::state::Matchers;
 use super::tools::send_prompt::SendPrompt;
 use super::tracking::ticker::Ticker;
 use crate::app::App;
+use crate::pace::Pace;
 
 /// What the server's calls share; one per process.
 pub(crate) struct Surface {
@@ -28,12 +29,14 @@ pub(crate) struct Surface {
     /// Cancelled when `serve` begins to stop: calls still running answer
     /// at once (a send whose outcome hc has not told says so).
     pub(super) stopping: CancellationToken,
+    /// How often progress goes out while a call waits.
+    pub(super) progress: std::time::Duration,
 }
 
 impl Surface {
-    /// The surface over `app`, its watchers at `pace`, with a new random
-    /// seal key: cursors and `since` tokens of another process do not open.
-    pub(crate) fn new(app: Arc<App>, pace: WatchPace) -> Surface {
+    /// The surface over `app`, at `pace`, with a new random seal key:
+    /// cursors and `since` tokens of another process do not open.
+    pub(crate) fn new(app: Arc<App>, pace: Pace) -> Surface {
         let ticker = Ticker::new(pace.poll);
         let stopping = CancellationToken::new();
         Surface {
@@ -44,6 +47,7 @@ impl Surface {
             send: Arc::new(SendPrompt::new(Arc::clone(&app), stopping.clone())),
             app,
             stopping,
+            progress: pace.progress,
         }
     }
 }

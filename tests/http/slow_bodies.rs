@@ -13,6 +13,7 @@ use tokio::net::TcpStream;
 use crate::support::in_process::{self, HttpAdapter};
 use crate::support::mcp::TEST_TOKEN;
 use crate::support::{Sim, SimOptions, eventually};
+use herdr_core_mcp::Pace;
 
 /// Slow-body connections held open against the adapter (the issue's
 /// figure): more than the unauthenticated connections' hard limit.
@@ -31,15 +32,10 @@ const FLOOD_LIFETIME: Duration = Duration::from_secs(60);
 const DECLARED: usize = 65_536;
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
+/// The adapter at the real pace: the floods measure how slots are shared
+/// under `serve`'s own deadlines.
 async fn serve(sim: &Sim) -> HttpAdapter {
-    in_process::http(|port| {
-        sim.config(json!({
-            "transport": "http",
-            "http": {"port": port},
-            "coreId": sim.core_id,
-        }))
-    })
-    .await
+    in_process::http_for_paced(sim, &json!({"coreId": sim.core_id}), Pace::default()).await
 }
 
 /// How a flood request is refused.

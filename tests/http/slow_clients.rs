@@ -7,10 +7,12 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::support::http::INITIALIZE;
 use crate::support::http::request::Req;
 use crate::support::http::response::exchange;
-use crate::support::http::{INITIALIZE, serve_http};
+use crate::support::in_process;
 use crate::support::{Sim, SimOptions};
+use herdr_core_mcp::Pace;
 
 /// Waits until the server closes `stream`; returns what it sent and when.
 async fn await_server_close(
@@ -42,7 +44,8 @@ async fn await_server_close(
 async fn slow_clients_are_cut_off() {
     let limit = Duration::from_secs(15);
     let sim = Sim::start(SimOptions::default());
-    let adapter = serve_http(&sim, json!({})).await;
+    // The real pace: the one test of the HTTP deadlines as `serve` has them.
+    let adapter = in_process::http_for_paced(&sim, &json!({}), Pace::default()).await;
     let port = adapter.port;
     let slow_head = async {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();

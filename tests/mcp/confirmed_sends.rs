@@ -11,7 +11,7 @@ use herdr_core_mcp::HcClient;
 use herdr_core_mcp::wire::TerminalStatus;
 use serde_json::{Value, json};
 
-use crate::support::mcp::TEST_TOKEN;
+use crate::support::mcp::{TEST_PACE_DIVISOR, TEST_TOKEN};
 use crate::support::waits::wait_status;
 use crate::support::world::audit_lines;
 use crate::support::{Sim, SimOptions, adapter_bin, in_process, python, sha256_hex};
@@ -44,7 +44,11 @@ async fn confirming() -> (Sim, Value) {
 async fn client(args: &[&str], token: bool) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/confirm_client.py");
     let mut command = tokio::process::Command::new(python());
-    command.arg(script).args(args).kill_on_drop(true);
+    command
+        .arg(script)
+        .args(args)
+        .env(herdr_core_mcp::TEST_PACE_ENV, TEST_PACE_DIVISOR)
+        .kill_on_drop(true);
     if token {
         command.env("HERDR_MCP_TOKEN", TEST_TOKEN);
     }
@@ -109,14 +113,9 @@ async fn one_era(sim: &Sim, config: &Path, era: &str, address: &str) -> usize {
     };
     // A 2026-07-28 question leaves its own line before the retry's.
     let per_call = if era == "legacy" { 1 } else { 2 };
-    let mut lines = 0;
-    for (answer, reason) in [
-        ("decline", "confirmation_declined"),
-        ("unconfirmed", "confirmation_declined"),
-        ("cancel", "confirmation_cancelled"),
-        ("slow", "confirmation_timeout"),
-        ("none", "confirmation_unavailable"),
-    ] {
+    // The refusals run side by side (each a client process of its own):
+    // none of them may send, whatever the order.
+    let refused = |answer: &'static str, reason: &'static str| async move {
         let text = format!("{era} {answer}: not to be typed");
         let out = over_stdio(config, era, answer, address, &text).await;
         let result = &out["result"];
@@ -127,25 +126,32 @@ async fn one_era(sim: &Sim, config: &Path, era: &str, address: &str) -> usize {
         let asked = out["asked"].as_array().unwrap();
         if answer == "none" {
             assert!(asked.is_empty(), "{era}: {out}");
-            lines += 1;
-        } else {
-            // The target and the exact prompt, with its length.
-            let message = asked[0].as_str().unwrap();
-            assert!(
-                message.contains(&format!("\naddress: \"{address}\"\n")),
-                "{message}"
-            );
-            assert!(message.contains(&format!(": \"{text}\"\n")), "{message}");
-            assert!(
-                message.contains(&format!("({} characters", text.chars().count())),
-                "{message}"
-            );
-            assert!(message.contains("\nprogram: \"sim-agent\"\n"), "{message}");
-            assert!(message.contains("send mode: idle-only"), "{message}");
-            lines += per_call;
+            return 1;
         }
-        assert_eq!(sim.writes_to(address), 0, "{era} {answer}: input landed");
-    }
+        // The target and the exact prompt, with its length.
+        let message = asked[0].as_str().unwrap();
+        assert!(
+            message.contains(&format!("\naddress: \"{address}\"\n")),
+            "{message}"
+        );
+        assert!(message.contains(&format!(": \"{text}\"\n")), "{message}");
+        assert!(
+            message.contains(&format!("({} characters", text.chars().count())),
+            "{message}"
+        );
+        assert!(message.contains("\nprogram: \"sim-agent\"\n"), "{message}");
+        assert!(message.contains("send mode: idle-only"), "{message}");
+        per_call
+    };
+    let (a, b, c, d, e) = tokio::join!(
+        refused("decline", "confirmation_declined"),
+        refused("unconfirmed", "confirmation_declined"),
+        refused("cancel", "confirmation_cancelled"),
+        refused("slow", "confirmation_timeout"),
+        refused("none", "confirmation_unavailable"),
+    );
+    let lines = a + b + c + d + e;
+    assert_eq!(sim.writes_to(address), 0, "{era}: input landed");
     let text = format!("confirmed in the {era} era");
     let out = over_stdio(config, era, "accept", address, &text).await;
     let result = &out["result"];
@@ -309,9 +315,10 @@ async fn a_question_asked_inside_the_call_keeps_the_host_informed_and_fits_its_c
         loaded.confirm_call_timeout(),
         std::time::Duration::from_secs(50)
     );
-    // The human takes 6 s: the call hears progress at least every 5 s.
+    // The human takes 1 s: the call hears progress at least every tenth
+    // of the real 5 s (the test pace).
     let text = "answered after a while";
-    let out = over_stdio_with(&path, "legacy", "slow", "t1", text, &["--slow-secs", "6"]).await;
+    let out = over_stdio_with(&path, "legacy", "slow", "t1", text, &["--slow-secs", "1"]).await;
     assert_eq!(out["result"]["outcome"], "sent", "{out}");
     let progress = out["progress"].as_array().unwrap();
     assert!(

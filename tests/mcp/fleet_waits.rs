@@ -296,7 +296,7 @@ async fn two_hundred_fifty_six_terminals_stay_under_the_bound_and_are_watched() 
 }
 
 /// Eight waits at once: hc sees one `terminal.list` a tick of the shared
-/// look (250 ms), not one per wait, and no `terminal.get`.
+/// look (the test pace's 25 ms), not one per wait, and no `terminal.get`.
 #[tokio::test]
 async fn however_many_waits_run_hc_is_listed_once_a_tick() {
     let (world, token) = idle_world(4, json!({})).await;
@@ -304,7 +304,7 @@ async fn however_many_waits_run_hc_is_listed_once_a_tick() {
     let waits = spawn_calls(
         &world,
         "wait_for_status",
-        &json!({"since": token, "timeout_ms": 4000}),
+        &json!({"since": token, "timeout_ms": 1000}),
         8,
     );
     // Every wait has had its first look once hc was listed twice more.
@@ -314,10 +314,11 @@ async fn however_many_waits_run_hc_is_listed_once_a_tick() {
         world.sim.calls("terminal.get"),
     );
     let started = Instant::now();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tick = crate::support::in_process::test_pace().poll;
+    tokio::time::sleep(tick * 8).await;
     let listed = world.sim.calls("terminal.list") - lists;
     let window = started.elapsed();
-    let ticks = window.as_millis() / 250;
+    let ticks = window.as_millis() / tick.as_millis();
     eprintln!("8 waits: {listed} terminal.list calls in {window:?} ({ticks} ticks)");
     assert!(
         listed as u128 <= ticks + 2,

@@ -9,10 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use herdr_core_mcp::wire::TerminalStatus;
-use herdr_core_mcp::{HcClient, WatchPace};
+use herdr_core_mcp::{HcClient, Pace};
 use serde_json::{Value, json};
 
-use crate::support::mcp::TEST_TOKEN;
+use crate::support::mcp::{TEST_PACE_DIVISOR, TEST_TOKEN};
 use crate::support::waits::wait_status;
 use crate::support::world::approve_all;
 use crate::support::{Sim, SimOptions, adapter_bin, in_process, python};
@@ -24,16 +24,16 @@ const POLL: Duration = Duration::from_millis(250);
 /// The clock the in-process adapters are handed: a tick of 25 ms, at most
 /// one notification a terminal every 100 ms (the rule is the same; only
 /// the time is shorter).
-const TEST_PACE: WatchPace = WatchPace {
-    poll: Duration::from_millis(25),
-    min_gap: Duration::from_millis(100),
-};
+fn test_pace() -> Pace {
+    in_process::test_pace()
+}
 
-/// Over stdio (the spawned binary) or HTTP (in process, with the tests'
-/// token).
+/// Over stdio (the spawned binary, at the real pace or the test pace) or
+/// HTTP (in process, with the tests' token, at the test pace).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Over {
     Stdio,
+    StdioAtTestPace,
     Http,
 }
 
@@ -43,7 +43,7 @@ async fn watched(era: &str, over: Over) -> (Sim, Value) {
     // test clock's 100 ms.
     let (agent_delay_ms, settle_secs) = match over {
         Over::Stdio => (1500, "2.5"),
-        Over::Http => (400, "0.6"),
+        Over::StdioAtTestPace | Over::Http => (400, "0.6"),
     };
     let sim = Sim::start(SimOptions {
         agents: 1,
@@ -64,7 +64,10 @@ async fn watched(era: &str, over: Over) -> (Sim, Value) {
         .args(["--era", era, "--settle-secs", settle_secs])
         .kill_on_drop(true);
     let _adapter = match over {
-        Over::Stdio => {
+        Over::Stdio | Over::StdioAtTestPace => {
+            if over == Over::StdioAtTestPace {
+                command.env(herdr_core_mcp::TEST_PACE_ENV, TEST_PACE_DIVISOR);
+            }
             let config = sim.config(config);
             command
                 .args(["--adapter", adapter_bin().to_str().unwrap()])
@@ -72,7 +75,7 @@ async fn watched(era: &str, over: Over) -> (Sim, Value) {
             None
         }
         Over::Http => {
-            let adapter = in_process::http_for_paced(&sim, &config, TEST_PACE).await;
+            let adapter = in_process::http_for_paced(&sim, &config, test_pace()).await;
             command
                 .args(["--url", &adapter.url()])
                 .env("HERDR_MCP_TOKEN", TEST_TOKEN);
@@ -114,8 +117,8 @@ async fn subscribed_in(era: &str, over: Over) {
         read.get("text").is_none() && !read.to_string().contains("sim-agent> "),
         "a resource never carries the screen: {read}"
     );
-    // One update per change: working, then done (the agent's 1.5 s apart,
-    // more than the watcher's one-per-second bound), each a new status_seq.
+    // One update per change: working, then done (the agent's delay apart,
+    // more than the watcher's least gap between two), each a new status_seq.
     let updates = out["updates"].as_array().unwrap();
     let statuses: Vec<&str> = updates
         .iter()
@@ -137,7 +140,7 @@ async fn subscribed_in(era: &str, over: Over) {
     // Nobody listens: the watcher lists hc no more.
     let poll = match over {
         Over::Stdio => POLL,
-        Over::Http => TEST_PACE.poll,
+        Over::StdioAtTestPace | Over::Http => test_pace().poll,
     };
     let listed = sim.calls("terminal.list");
     tokio::time::sleep(poll * 3).await;
@@ -155,7 +158,7 @@ async fn a_legacy_session_subscribes_and_is_told_each_status_change_once() {
 
 #[tokio::test]
 async fn a_current_era_listen_is_told_each_status_change_once() {
-    subscribed_in("current", Over::Stdio).await;
+    subscribed_in("current", Over::StdioAtTestPace).await;
 }
 
 #[tokio::test]
@@ -170,7 +173,7 @@ async fn the_watcher_lists_hc_at_a_bounded_rate_and_only_while_someone_is_subscr
     let config =
         sim.config(json!({"coreId": sim.core_id, "sendAllowlist": approve_all(&hc).await}));
     let started = sim.calls("terminal.list");
-    let client = crate::support::in_process::stdio_paced((), &config, TEST_PACE)
+    let client = crate::support::in_process::stdio_paced((), &config, test_pace())
         .await
         .client;
     // The one look `serve` takes at start.
@@ -179,7 +182,7 @@ async fn the_watcher_lists_hc_at_a_bounded_rate_and_only_while_someone_is_subscr
     })
     .await;
     let uri = "herdr-core://terminal/t1";
-    let window = TEST_PACE.poll * 6;
+    let window = test_pace().poll * 6;
     let before = sim.calls("terminal.list");
     tokio::time::sleep(window).await;
     assert_eq!(
@@ -200,7 +203,7 @@ async fn the_watcher_lists_hc_at_a_bounded_rate_and_only_while_someone_is_subscr
     eprintln!("watcher: {polled} terminal.list calls in {elapsed:?} while subscribed");
     // At most one a tick (a slow machine makes fewer, never more), and at
     // least one in six ticks.
-    let ticks = (elapsed.as_micros() / TEST_PACE.poll.as_micros()) as u64;
+    let ticks = (elapsed.as_micros() / test_pace().poll.as_micros()) as u64;
     assert!(
         (1..=ticks + 1).contains(&polled),
         "{polled} calls in {elapsed:?}"
@@ -211,7 +214,7 @@ async fn the_watcher_lists_hc_at_a_bounded_rate_and_only_while_someone_is_subscr
         .await
         .expect("resources/unsubscribe");
     // The poller notices at its next tick, then stops.
-    tokio::time::sleep(TEST_PACE.poll * 2).await;
+    tokio::time::sleep(test_pace().poll * 2).await;
     let stopped = sim.calls("terminal.list");
     tokio::time::sleep(window).await;
     assert_eq!(
@@ -330,7 +333,7 @@ async fn try_listen(port: u16, id: u64) -> Result<tokio::net::TcpStream, String>
 #[tokio::test]
 async fn a_listen_past_its_callers_share_is_refused_before_it_is_acknowledged() {
     let sim = Sim::start(SimOptions::agents(1));
-    let adapter = in_process::http_for_paced(&sim, &json!({}), TEST_PACE).await;
+    let adapter = in_process::http_for_paced(&sim, &json!({}), test_pace()).await;
     let port = adapter.port;
     let mut held = Vec::new();
     for id in 1..=16 {

@@ -16,7 +16,7 @@ use herdr_core_mcp::Pipes;
 use herdr_core_mcp::ResourceServer;
 use herdr_core_mcp::{Authenticator, HttpEndpoint};
 use herdr_core_mcp::{Config, HttpAuth, Transport};
-use herdr_core_mcp::{WatchPace, run_server};
+use herdr_core_mcp::{Pace, run_server};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::oneshot;
@@ -73,17 +73,25 @@ pub async fn stdio(config: &Path) -> Client {
     stdio_with((), config).await.client
 }
 
+/// The clock the in-process adapters run at unless a test asks for
+/// another: every period of `serve`'s a tenth (the rules are the same;
+/// only the time is shorter). A few tests run at the real pace, to show
+/// it.
+pub fn test_pace() -> Pace {
+    Pace::divided(10)
+}
+
 /// [`stdio`] with a client handler of the test's own, the app and its
 /// audit lines.
 pub async fn stdio_with<H: rmcp::ClientHandler>(handler: H, config: &Path) -> Served<H> {
-    stdio_paced(handler, config, WatchPace::default()).await
+    stdio_paced(handler, config, test_pace()).await
 }
 
-/// [`stdio_with`], its subscriptions' watcher at `pace` (a test's clock).
+/// [`stdio_with`] at `pace` (a test's clock, or the real one).
 pub async fn stdio_paced<H: rmcp::ClientHandler>(
     handler: H,
     config: &Path,
-    pace: WatchPace,
+    pace: Pace,
 ) -> Served<H> {
     let (app, audit) = app(Config::load(config).expect("a valid config"));
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
@@ -134,14 +142,14 @@ pub async fn http(write_config: impl FnOnce(u16) -> PathBuf) -> HttpAdapter {
 
 /// [`http`] over `sim` with `config` (JSON), served on the port picked.
 pub async fn http_for(sim: &super::Sim, config: &serde_json::Value) -> HttpAdapter {
-    http_for_paced(sim, config, WatchPace::default()).await
+    http_for_paced(sim, config, test_pace()).await
 }
 
-/// [`http_for`], its subscriptions' watcher at `pace` (a test's clock).
+/// [`http_for`] at `pace` (a test's clock, or the real one).
 pub async fn http_for_paced(
     sim: &super::Sim,
     config: &serde_json::Value,
-    pace: WatchPace,
+    pace: Pace,
 ) -> HttpAdapter {
     let listener = herdr_core_mcp::listen(([127, 0, 0, 1], 0).into()).expect("bind 127.0.0.1:0");
     let port = listener.local_addr().expect("bound address").port();
@@ -159,14 +167,10 @@ pub async fn http_for_paced(
 /// [`http`] on a listener the test bound itself (so it knows the port
 /// before it writes the config).
 pub async fn http_on(listener: tokio::net::TcpListener, config: &Path) -> HttpAdapter {
-    http_served(listener, config, WatchPace::default()).await
+    http_served(listener, config, test_pace()).await
 }
 
-async fn http_served(
-    listener: tokio::net::TcpListener,
-    config: &Path,
-    pace: WatchPace,
-) -> HttpAdapter {
+async fn http_served(listener: tokio::net::TcpListener, config: &Path, pace: Pace) -> HttpAdapter {
     let port = listener.local_addr().expect("bound address").port();
     let config = Config::load(config).expect("a valid config");
     let Transport::Http(http) = config.transport().clone() else {

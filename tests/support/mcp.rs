@@ -18,6 +18,11 @@ pub type Client = RunningService<RoleClient, ()>;
 
 /// A token that passes the adapter's checks; tests only.
 pub const TEST_TOKEN: &str = "Zq8vN2xR5tB7wK1mP4sD9fH3jL6cV0gY";
+/// The spawned adapters' clock (`HERDR_MCP_TEST_PACE`): every period a
+/// tenth of `serve`'s, as the in-process adapters' (`test_pace`). A test
+/// that shows the real pace passes `HERDR_MCP_TEST_PACE=1` among its
+/// environment.
+pub const TEST_PACE_DIVISOR: &str = "10";
 /// The read-only token (`HERDR_MCP_READ_TOKEN`) of the tests' adapters.
 pub const READ_TEST_TOKEN: &str = "Rm4xK9qW2vT7bN3pZ8cF5hJ0sL6dG1yA";
 
@@ -76,7 +81,8 @@ async fn spawn_of<H: rmcp::ClientHandler>(
         c.arg("serve")
             .arg("--config")
             .arg(config)
-            .env("RUST_LOG", rust_log);
+            .env("RUST_LOG", rust_log)
+            .env(herdr_core_mcp::TEST_PACE_ENV, TEST_PACE_DIVISOR);
     });
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::from(stderr))
@@ -199,6 +205,7 @@ async fn http_spawn(
         .env("HERDR_MCP_TOKEN", TEST_TOKEN)
         .env("HERDR_MCP_READ_TOKEN", READ_TEST_TOKEN)
         .env("RUST_LOG", rust_log)
+        .env(herdr_core_mcp::TEST_PACE_ENV, TEST_PACE_DIVISOR)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(stderr))

@@ -26,6 +26,12 @@ pub(super) fn environment(page: &mut Roff, command: &Command) {
              serve refuses to start (exit 2) when one is unset or empty.",
         ),
         (
+            "HERDR_MCP_TEST_PACE",
+            "Test-only: a debug build of serve divides its timers (the watcher's tick, \
+             progress, the HTTP head and body deadlines) by this number, so the test suite \
+             runs quickly; a release build, which is what you install, ignores it.",
+        ),
+        (
             "RUST_LOG",
             "Log levels (default info); logs go to stderr. Other crates are capped at warn \
              whatever it says, and nothing of a screen, a prompt or a token is logged.",

@@ -1,11 +1,11 @@
 //! The one watcher behind resource subscriptions: while anyone is
-//! subscribed it follows the shared look at hc (`tracking::ticker`, every
-//! [`POLL`] of its [`WatchPace`], handed in; one `terminal.list` a tick,
+//! subscribed it follows the shared look at hc (`tracking::ticker`, at
+//! the poll of the server's `Pace`, handed in; one `terminal.list` a tick,
 //! however many subscribers and waits), compares each subscribed
 //! terminal's lifetime, status, `status_seq` and whether it finished with
 //! the last tick, and sends `notifications/resources/updated` to each
-//! subscriber of one that changed: at most one per terminal per
-//! [`MIN_GAP`] (changes in between are told once, after the gap). With the
+//! subscriber of one that changed: at most one per terminal per the
+//! pace's least gap (changes in between are told once, after the gap). With the
 //! last subscriber gone it stops following; nothing polls hc while nobody
 //! listens.
 //!
@@ -31,33 +31,6 @@ use crate::caller::Caller;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::tracking::ticker::{Tick, Ticker};
 
-/// How often hc is listed while someone is subscribed or a fleet wait
-/// runs.
-pub(crate) const POLL: Duration = Duration::from_millis(250);
-/// The least time between two notifications about one terminal.
-pub(crate) const MIN_GAP: Duration = Duration::from_secs(1);
-
-/// The watchers' clock: how often hc is listed while anyone watches, and
-/// the least time between two notifications about one terminal. `serve`
-/// runs at [`POLL`] and [`MIN_GAP`]; a test hands in a faster one, as it
-/// hands in the app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WatchPace {
-    /// How often hc is listed while someone is subscribed or waits on the
-    /// fleet.
-    pub poll: Duration,
-    /// The least time between two notifications about one terminal.
-    pub min_gap: Duration,
-}
-
-impl Default for WatchPace {
-    fn default() -> WatchPace {
-        WatchPace {
-            poll: POLL,
-            min_gap: MIN_GAP,
-        }
-    }
-}
 /// Subscribers at once (sessions and listen requests together).
 const MAX_SUBSCRIBERS: usize = 64;
 /// Of those, what one caller (a token, an OAuth subject) may hold: one

@@ -25,8 +25,6 @@ use crate::mcp::error::ToolError;
 /// something changes.
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const MAX_POLL: Duration = Duration::from_millis(500);
-/// A progress notification goes out at least this often while waiting.
-pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// What one round of polling concluded.
 pub(super) enum Poll<T> {
@@ -65,14 +63,17 @@ pub(super) enum Ended<T> {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
     pub timeout: Duration,
+    /// A progress notification goes out at least this often.
+    pub progress: Duration,
     /// The poll interval never backs off past this.
     pub max_interval: Duration,
 }
 
 impl Limits {
-    pub(super) fn new(timeout: Duration) -> Limits {
+    pub(super) fn new(timeout: Duration, progress: Duration) -> Limits {
         Limits {
             timeout,
+            progress,
             max_interval: MAX_POLL,
         }
     }
@@ -117,7 +118,7 @@ pub(super) async fn run<W: Watch>(
             return Ok(Ended::Timeout);
         }
         if let Some(token) = &progress_token
-            && (changed || now - last_progress >= PROGRESS_EVERY)
+            && (changed || now - last_progress >= limits.progress)
         {
             notify(
                 context,

@@ -39,15 +39,13 @@ pub(crate) const MCP_PATH: &str = "/mcp";
 /// The header naming the revision a request speaks.
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// A client gets this long to send its whole body.
-pub(super) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Reads the whole body within [`BODY_READ_TIMEOUT`] and under
+/// Reads the whole body within `body_read` and under
 /// [`MAX_MESSAGE_BYTES`], then routes. A declared length over the cap is
 /// refused before anything is read; a chunked body is cut off while it
 /// streams.
 pub(super) async fn buffer<F: Future<Output = Response>>(
     server: &HerdrServer,
+    body_read: Duration,
     request: Request,
     next: impl FnOnce(Request) -> F,
 ) -> Response {
@@ -60,7 +58,7 @@ pub(super) async fn buffer<F: Future<Output = Response>>(
         None => MAX_MESSAGE_BYTES,
     };
     let body = Limited::new(body, limit);
-    let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
+    let bytes = match tokio::time::timeout(body_read, body.collect()).await {
         Err(_) => return Denial::RequestTimeout.into_response(),
         Ok(Err(e)) if over_limit(&*e) => return Denial::PayloadTooLarge.into_response(),
         Ok(Err(_)) => return Denial::BadRequest.into_response(),

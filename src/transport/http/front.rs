@@ -3,6 +3,7 @@
 //! finished here (`Connection: close` on refusals, a JSON-RPC 413).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -30,6 +31,8 @@ pub(crate) struct Front {
     refusals: refusals::RefusalLog,
     gate: gate::Gate,
     server: HerdrServer,
+    /// How long a client gets to send its whole body.
+    body_read: Duration,
     /// Requests past the gate and the body read, in flight at once.
     in_flight: Semaphore,
     mcp: StreamableHttpService<HerdrServer, LocalSessionManager>,
@@ -39,6 +42,7 @@ impl Front {
     pub(super) fn new(
         server: HerdrServer,
         endpoint: &HttpEndpoint,
+        body_read: Duration,
         stop: CancellationToken,
     ) -> Front {
         // Host and Origin are enforced once, by the gate, before
@@ -62,6 +66,7 @@ impl Front {
             refusals: refusals::RefusalLog::default(),
             gate: gate::Gate::new(&endpoint.config, endpoint.auth.clone()),
             server,
+            body_read,
             in_flight: Semaphore::new(MAX_IN_FLIGHT),
             mcp,
         }
@@ -71,7 +76,9 @@ impl Front {
     pub(super) async fn serve(&self, request: Request) -> Response {
         let mut response = refusals::log(&self.refusals, request, |request| {
             gate::gate(&self.gate, request, |request| {
-                body::buffer(&self.server, request, |request| self.route(request))
+                body::buffer(&self.server, self.body_read, request, |request| {
+                    self.route(request)
+                })
             })
         })
         .await;

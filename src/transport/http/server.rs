@@ -31,10 +31,8 @@ use super::front::Front;
 use super::gate::PeerAddr;
 use crate::escape::printable;
 use crate::mcp::HerdrServer;
+use crate::pace::Pace;
 
-/// A client gets this long to send its request headers (slowloris guard),
-/// and a kept-alive connection is closed after this long without a request.
-pub(super) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest request head; a bigger one gets 431 and the connection closes.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// In-flight requests get this long to finish after a shutdown signal.
@@ -107,13 +105,14 @@ async fn accept_failed(e: &std::io::Error, slots: &Slots, warned: &mut Option<In
 /// slot is pushed out; `slot` marks it busy from the moment a request
 /// arrives until it is answered (the gate clears it at once on a refusal).
 /// A refused connection that `slot` parks stays open, idle, after its
-/// answer, until pushed out or [`HEADER_READ_TIMEOUT`] passes; the slot's
+/// answer, until pushed out or `header_read` passes; the slot's
 /// handle on the socket keeps it open once hyper is done with it.
 fn spawn_connection(
     stream: Arc<TcpStream>,
     slot: Arc<Slot>,
     front: Arc<Front>,
     graceful: &GracefulShutdown,
+    header_read: Duration,
 ) {
     let placed = Arc::clone(&slot);
     let peer = stream.peer_addr().ok().map(|a| PeerAddr(a.ip()));
@@ -133,7 +132,7 @@ fn spawn_connection(
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .header_read_timeout(header_read)
         .max_header_size(MAX_HEADER_BYTES)
         .serve_connection(
             TokioIo::new(Shared(stream)),
@@ -146,15 +145,17 @@ fn spawn_connection(
             () = slot.evicted() => return,
         }
         if slot.park() {
-            let _ = tokio::time::timeout(HEADER_READ_TIMEOUT, slot.evicted()).await;
+            let _ = tokio::time::timeout(header_read, slot.evicted()).await;
         }
     });
 }
 
-/// Serves on the endpoint's bound listener until `shutdown`.
+/// Serves on the endpoint's bound listener until `shutdown`, giving a
+/// client `pace`'s time for its request head and its body.
 pub(crate) async fn serve(
     server: HerdrServer,
     endpoint: HttpEndpoint,
+    pace: Pace,
     shutdown: impl Future<Output = ()>,
 ) {
     if let Ok(address) = endpoint.listener.local_addr() {
@@ -179,7 +180,12 @@ pub(crate) async fn serve(
             None
         }
     };
-    let front = Arc::new(Front::new(server, &endpoint, stop.child_token()));
+    let front = Arc::new(Front::new(
+        server,
+        &endpoint,
+        pace.body_read,
+        stop.child_token(),
+    ));
     let listener = endpoint.listener;
     let slots = Arc::new(Slots::new(connection_limits()));
     let mut accept_warned = None;
@@ -201,7 +207,13 @@ pub(crate) async fn serve(
         let Some(slot) = slots.admit(&stream) else {
             continue;
         };
-        spawn_connection(stream, slot, Arc::clone(&front), &graceful);
+        spawn_connection(
+            stream,
+            slot,
+            Arc::clone(&front),
+            &graceful,
+            pace.header_read,
+        );
         // Let the new connection read its headers before the next accept.
         tokio::task::yield_now().await;
     }

@@ -134,8 +134,8 @@ impl OutputPlan {
 
     /// The engine's bounds: the poll interval never grows past a quarter of
     /// `quiet_ms`.
-    fn limits(&self) -> Limits {
-        let mut limits = Limits::new(self.timeout);
+    fn limits(&self, progress: Duration) -> Limits {
+        let mut limits = Limits::new(self.timeout, progress);
         if let Some(quiet) = self.quiet {
             limits.max_interval = limits.max_interval.min(quiet / QUIET_READS);
         }
@@ -149,13 +149,14 @@ impl OutputPlan {
 pub(crate) async fn run(
     app: &App,
     matchers: &Matchers,
+    progress: Duration,
     args: WaitForOutputArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
     let plan = OutputPlan::new(args, app.loaded().config().wait_max())?;
     let started = Instant::now();
     let mut watch = OutputWatch::new(&plan, matchers);
-    let ended = wait::run(app.client(), &mut watch, plan.limits(), context).await?;
+    let ended = wait::run(app.client(), &mut watch, plan.limits(progress), context).await?;
     let outcome = match ended {
         Ended::Done(outcome) => outcome,
         Ended::Timeout => WaitOutputOutcome::Timeout,
@@ -210,7 +211,10 @@ mod tests {
         long.timeout_ms = Some(600_000);
         let plan = OutputPlan::new(long, Duration::from_secs(30)).unwrap();
         assert_eq!(plan.timeout, Duration::from_secs(30));
-        assert_eq!(plan.limits().max_interval, Duration::from_millis(100));
+        assert_eq!(
+            plan.limits(Duration::from_secs(5)).max_interval,
+            Duration::from_millis(100)
+        );
     }
 
     #[test]

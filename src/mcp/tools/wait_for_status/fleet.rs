@@ -123,7 +123,7 @@ pub(super) async fn run(
         }
         let now = Instant::now();
         if let Some(token) = &progress_token
-            && (changes.len() != reported_so_far || now - last_progress >= wait::PROGRESS_EVERY)
+            && (changes.len() != reported_so_far || now - last_progress >= w.progress)
         {
             let message = format!(
                 "{} terminal(s) watched, {} change(s) outside until so far",

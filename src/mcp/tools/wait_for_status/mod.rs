@@ -310,6 +310,8 @@ pub(crate) struct Watching<'a> {
     pub app: &'a Arc<App>,
     pub seal: &'a SealKey,
     pub ticker: &'a Ticker,
+    /// How often progress goes out while the wait goes on.
+    pub progress: Duration,
 }
 
 /// One wait for `args`, on `w`.
@@ -345,7 +347,13 @@ pub(crate) async fn run(
         core_id: String::new(),
     };
     let client = w.app.client();
-    let ended = wait::run(client, &mut watch, Limits::new(plan.timeout), context).await?;
+    let ended = wait::run(
+        client,
+        &mut watch,
+        Limits::new(plan.timeout, w.progress),
+        context,
+    )
+    .await?;
     let made_ms = wall_ms();
     let (ending, outcome) = match ended {
         Ended::Done((i, outcome)) => (Some(i), outcome),

@@ -64,6 +64,8 @@ pub(crate) struct Asking {
     progress: Option<ProgressToken>,
     /// Who progress notifications go to (none in unit tests).
     peer: Option<Peer<RoleServer>>,
+    /// How often progress goes out while a human reads or hc holds a send.
+    every: Duration,
 }
 
 /// What the progress says while the human reads.
@@ -93,6 +95,7 @@ impl Asking {
         context: &RequestContext<RoleServer>,
         state: Option<String>,
         responses: Option<InputResponses>,
+        every: Duration,
     ) -> Asking {
         let peer = context.peer.clone();
         let progress_peer = Some(peer.clone());
@@ -121,6 +124,7 @@ impl Asking {
             client: client.map(|c| printable(&c).into_owned()),
             progress,
             peer: progress_peer,
+            every,
         }
     }
 
@@ -132,6 +136,7 @@ impl Asking {
             client: None,
             progress: None,
             peer: None,
+            every: Duration::from_secs(5),
         }
     }
 
@@ -149,7 +154,7 @@ impl Asking {
         tokio::select! {
             biased;
             out = work => out,
-            () = keep_informed(peer, Some(token), timeout, what) => unreachable!("informs until dropped"),
+            () = keep_informed(peer, Some(token), self.every, timeout, what) => unreachable!("informs until dropped"),
         }
     }
 
@@ -226,7 +231,7 @@ pub(super) async fn ask(
                 let answer = tokio::select! {
                     biased;
                     () = ct.cancelled() => return Err(Refusal::Cancelled),
-                    () = keep_informed(peer, asking.progress.as_ref(), timeout, CONFIRMING) => unreachable!("informs until dropped"),
+                    () = keep_informed(peer, asking.progress.as_ref(), asking.every, timeout, CONFIRMING) => unreachable!("informs until dropped"),
                     answer = asked => answer,
                 };
                 match answer {

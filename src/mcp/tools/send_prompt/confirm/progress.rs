@@ -8,11 +8,6 @@ use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::Peer;
 
-/// A progress notification goes out at least this often while a human
-/// reads a question asked inside the call (when the request asked for
-/// progress).
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
-
 /// How long a question may wait for its answer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timeouts {
@@ -23,12 +18,13 @@ pub(crate) struct Timeouts {
     pub call: Duration,
 }
 
-/// Progress notifications every [`PROGRESS_EVERY`] while `what` goes on
-/// (at most `timeout`), when the request asked for them; never ends
-/// (dropped with what it reports on).
+/// Progress notifications every `every` while `what` goes on (at most
+/// `timeout`), when the request asked for them; never ends (dropped with
+/// what it reports on).
 pub(super) async fn keep_informed(
     peer: &Peer<RoleServer>,
     token: Option<&ProgressToken>,
+    every: Duration,
     timeout: Duration,
     what: &str,
 ) {
@@ -36,7 +32,7 @@ pub(super) async fn keep_informed(
         return std::future::pending().await;
     };
     let started = tokio::time::Instant::now();
-    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut ticks = tokio::time::interval_at(started + every, every);
     loop {
         ticks.tick().await;
         let waited = started.elapsed();
