@@ -3,7 +3,7 @@
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
 //! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
 //! [--evidence] [--version V] [--no-discover] [--no-if-guard]
-//! [--draft-protect-ms MS]`, and
+//! [--draft-protect-ms MS] [--machine NAME=SOCKET]...`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -15,6 +15,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::faults::{self, Fault};
+use crate::machines::MachineSpec;
 use crate::sim::SimOptions;
 use crate::wire::HC_VERSION;
 
@@ -83,6 +84,10 @@ pub(crate) struct Cli {
     /// with `started: false`.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     draft_protect_ms: u64,
+    /// Add the hc core at SOCKET as machine NAME (its terminals listed as
+    /// `NAME/tN`); repeatable.
+    #[arg(long = "machine", value_name = "NAME=SOCKET")]
+    machines: Vec<MachineSpec>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -164,6 +169,7 @@ impl TryFrom<Cli> for Invocation {
                 discover: !cli.no_discover,
                 if_guard: !cli.no_if_guard,
                 draft_protect: Duration::from_millis(cli.draft_protect_ms),
+                machines: cli.machines,
             },
         })))
     }

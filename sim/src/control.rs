@@ -1,8 +1,9 @@
 //! The control socket (`--control PATH`), for tests: the same line JSON-RPC
 //! as the hc socket but with no handshake and no faults, to create, kill and
 //! remove terminals, type at a terminal's keyboard, print on a terminal's
-//! screen as its program would, read the hc socket's counters and change
-//! the faults at run time. Its traffic is not counted.
+//! screen as its program would, read the hc socket's counters, change
+//! the faults at run time, and add, remove, disconnect and reconnect
+//! machines. Its traffic is not counted.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use tokio::net::{UnixListener, UnixStream};
 use crate::faults::Fault;
 use crate::framing::{self, Call, Incoming, MAX_REQUEST_BYTES, decode};
 use crate::input;
+use crate::machines::MachineSpec;
 use crate::methods::{find, refusal_error};
 use crate::sim::{Sim, TerminalKind};
 use crate::wire::{self, RpcError};
@@ -27,6 +29,23 @@ const EMIT: &str = "emit";
 const STATS: &str = "stats";
 const SET_FAULTS: &str = "set_faults";
 const RESET_STATS: &str = "reset_stats";
+const MACHINE_ADD: &str = "machine.add";
+const MACHINE_REMOVE: &str = "machine.remove";
+const MACHINE_DISCONNECT: &str = "machine.disconnect";
+const MACHINE_CONNECT: &str = "machine.connect";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineParams {
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineAddParams {
+    name: String,
+    socket: std::path::PathBuf,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -152,6 +171,26 @@ async fn answer(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
             let _: NoParams = decode(&call.params)?;
             sim.stats.reset();
             Ok(json!({}))
+        }
+        MACHINE_ADD => {
+            let params: MachineAddParams = decode(&call.params)?;
+            let spec = MachineSpec {
+                name: params.name,
+                socket: params.socket,
+            };
+            sim.machines.add(&spec).await
+        }
+        MACHINE_REMOVE => {
+            let params: MachineParams = decode(&call.params)?;
+            sim.machines.remove(&params.name)
+        }
+        MACHINE_DISCONNECT => {
+            let params: MachineParams = decode(&call.params)?;
+            sim.machines.disconnect(&params.name)
+        }
+        MACHINE_CONNECT => {
+            let params: MachineParams = decode(&call.params)?;
+            sim.machines.connect(&params.name).await
         }
         other => Err(RpcError::method_not_found(other)),
     }

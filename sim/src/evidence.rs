@@ -60,7 +60,7 @@ pub fn reshape(sim: &Sim, method: Option<Method>, reply: &mut Result<Value, RpcE
                 show_status(sim, result);
             }
             Some(Method::Send) => show_status(sim, result),
-            Some(Method::Hello | Method::Discover) | None => {}
+            Some(Method::Hello | Method::Discover | Method::MachineList) | None => {}
         },
     }
 }
@@ -99,6 +99,10 @@ fn show_status(sim: &Sim, result: &mut Value) {
 
 /// Human text in `message`, the kind in `data.kind`, and a hint.
 fn humanize(error: &mut RpcError) {
+    if error.kind == RpcError::FROM_MACHINE {
+        // Another core's answer, passed on as that core phrased it.
+        return;
+    }
     let data = &error.data;
     let text = |key: &str| {
         data.get(key)

@@ -9,6 +9,8 @@
 //! - [`methods`]: the handshake and one function per hc method.
 //! - [`faults`]: which faults apply to a call and how its reply goes out.
 //! - [`evidence`]: replies as real cores send them (`--evidence`).
+//! - [`machines`]: other cores this core added, reached over real hc
+//!   connections (contract §8).
 //! - [`sim`]: the core (identity, terminals, faults, counters, lifecycle).
 //! - [`registry`]: addresses and creation times of terminals.
 //! - [`terminal`]: one terminal's screen, status and input lock.
@@ -36,6 +38,7 @@ pub mod faults;
 mod framing;
 mod input;
 mod input_log;
+mod machines;
 mod methods;
 mod osc;
 mod pty;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::framing::{Call, decode};
 use crate::input::{self, Input, Refusal};
+use crate::machines::Machines;
 use crate::sim::Sim;
 use crate::terminal::Terminal;
 use crate::wire::{
@@ -16,6 +17,11 @@ use crate::wire::{
     MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult,
     TERMINAL_COLS, TERMINAL_ROWS,
 };
+
+/// `machine.list` takes no params.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
 
 /// Per-connection protocol state.
 #[derive(Debug, Default)]
@@ -43,11 +49,15 @@ pub(crate) async fn answer(
         (_, false) => Err(RpcError::handshake_required()),
         (None, true) => Err(RpcError::method_not_found(&call.method)),
         (Some(Method::List), true) => list(sim, call),
-        (Some(Method::Get), true) => get(sim, call),
-        (Some(Method::Read), true) => read(sim, call),
+        (Some(Method::Get), true) => get(sim, call).await,
+        (Some(Method::Read), true) => read(sim, call).await,
         (Some(Method::Send), true) => send(sim, call).await,
         (Some(Method::Discover), true) if sim.discover => Ok(crate::discover::document(sim)),
         (Some(Method::Discover), true) => Err(RpcError::method_not_found(&call.method)),
+        (Some(Method::MachineList), true) => {
+            let _: NoParams = decode(&call.params)?;
+            Ok(sim.machines.list())
+        }
     }
 }
 
@@ -75,22 +85,39 @@ fn hello(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
 
 fn list(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     let params: ListParams = decode(&call.params)?;
-    let terminals = sim
+    let mut terminals = sim
         .registry
         .list(params.include_finished)
         .iter()
-        .map(|terminal| terminal.record())
-        .collect();
+        .map(|terminal| to_value(terminal.record()))
+        .collect::<Result<Vec<_>, _>>()?;
+    terminals.extend(sim.machines.records(params.include_finished));
     to_value(ListResult { terminals })
 }
 
-fn get(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+/// The machine's answer when `address` is a terminal of a machine
+/// (`NAME/tN`, contract §8), `None` when it is this core's own.
+async fn forwarded(sim: &Sim, method: Method, address: &str, call: &Call) -> Option<Result<Value, RpcError>> {
+    let remote = Machines::is_remote(address) && sim.registry.get(address).is_none();
+    match remote {
+        true => Some(sim.machines.forward(method, address, call.params.clone()).await),
+        false => None,
+    }
+}
+
+async fn get(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     let params: GetParams = decode(&call.params)?;
+    if let Some(answer) = forwarded(sim, Method::Get, &params.address, call).await {
+        return answer;
+    }
     to_value(find(sim, &params.address)?.record())
 }
 
-fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
+async fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     let params: ReadParams = decode(&call.params)?;
+    if let Some(answer) = forwarded(sim, Method::Read, &params.address, call).await {
+        return answer;
+    }
     let terminal = find(sim, &params.address)?;
     let screen = terminal.read(params.lines);
     to_value(ReadResult {
@@ -112,6 +139,9 @@ async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
             "text is {} bytes; hc accepts at most {MAX_TEXT_BYTES}",
             params.text.len()
         )));
+    }
+    if let Some(answer) = forwarded(sim, Method::Send, &params.address, call).await {
+        return answer;
     }
     let terminal = find(sim, &params.address)?;
     let input = Input {

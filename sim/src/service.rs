@@ -78,6 +78,12 @@ impl Service {
             if sim.evidence {
                 crate::evidence::add_terminals(&sim).await?;
             }
+            for machine in &config.sim.machines {
+                sim.machines
+                    .add(machine)
+                    .await
+                    .map_err(|error| io::Error::other(error.to_value().to_string()))?;
+            }
             Ok::<(), io::Error>(())
         };
         if let Err(error) = started.await {

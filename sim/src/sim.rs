@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::clock::unix_ms;
 use crate::faults::{Fault, FaultSet};
 use crate::input_log::InputLog;
+use crate::machines::{MachineSpec, Machines};
 use crate::pty::{self, ProgramSpec};
 use crate::registry::{Registry, Slot};
 use crate::stats::Stats;
@@ -73,6 +74,8 @@ pub struct SimOptions {
     pub if_guard: bool,
     /// How long a draft holds a send (`--draft-protect-ms`).
     pub draft_protect: Duration,
+    /// Machines to add at start (`--machine NAME=SOCKET`).
+    pub machines: Vec<MachineSpec>,
 }
 
 pub struct Sim {
@@ -88,6 +91,8 @@ pub struct Sim {
     pub discover: bool,
     pub if_guard: bool,
     pub draft_protect: Duration,
+    /// The other cores this core added (contract §8).
+    pub machines: Machines,
     options: SimOptions,
 }
 
@@ -114,6 +119,7 @@ impl Sim {
             discover: options.discover,
             if_guard: options.if_guard,
             draft_protect: options.draft_protect,
+            machines: Machines::new(&options.version),
             options,
         })
     }
@@ -245,6 +251,7 @@ impl Sim {
     /// Kills every live program and reaps it (waiting at most `KILL_WAIT`
     /// in all), so none is left behind as a zombie.
     pub async fn shutdown(&self) {
+        self.machines.stop();
         let live = self.registry.list(false);
         for terminal in &live {
             terminal.kill();

@@ -43,6 +43,8 @@ pub struct Options {
     /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
+    /// `--machine NAME=SOCKET`: other simulators added as machines.
+    pub machines: Vec<(String, PathBuf)>,
     /// Send the simulator's stderr to this file (created or truncated);
     /// `None` shares this process's stderr, as an in-process simulator
     /// always does.
@@ -66,6 +68,7 @@ impl Default for Options {
             no_if_guard: false,
             draft_protect_ms: None,
             input_log: true,
+            machines: Vec::new(),
             stderr: None,
         }
     }
@@ -78,6 +81,12 @@ impl Options {
             agents: n,
             ..Options::default()
         }
+    }
+
+    /// These options with one more machine: the core at `socket` as `name`.
+    pub fn machine(mut self, name: &str, socket: &std::path::Path) -> Options {
+        self.machines.push((name.to_owned(), socket.to_owned()));
+        self
     }
 
     /// These options with one more `--fault`.
@@ -123,6 +132,9 @@ impl Options {
         }
         if let Some(ms) = self.draft_protect_ms {
             flag("--draft-protect-ms", ms.to_string());
+        }
+        for (name, socket) in &self.machines {
+            flag("--machine", format!("{name}={}", socket.display()));
         }
         for (on, name) in [
             (self.evidence, "--evidence"),

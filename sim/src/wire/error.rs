@@ -19,6 +19,10 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// The kind of an error another machine's core answered and this core
+    /// passes on unchanged (its own `data.kind` stays in `data`).
+    pub const FROM_MACHINE: &'static str = "from_machine";
+
     fn new(code: i64, kind: &'static str, data: Value) -> Self {
         let mut data = match data {
             Value::Object(map) => map,
@@ -86,6 +90,31 @@ impl RpcError {
 
     pub fn busy(address: &str) -> Self {
         Self::new(-32004, "busy", json!({ "address": address }))
+    }
+
+    /// A call to a terminal of a machine that is not connected: refused
+    /// before anything is forwarded (contract §8).
+    pub fn machine_unavailable(machine: &str, state: &str) -> Self {
+        let data = json!({ "machine": machine, "state": state });
+        Self::new(-32005, "machine_unavailable", data)
+    }
+
+    /// The connection to a machine was lost while a forwarded call was in
+    /// flight: whether it took effect there is unknown (contract §8).
+    pub fn machine_lost(address: &str, machine: &str) -> Self {
+        let data = json!({ "address": address, "machine": machine });
+        Self::new(-32006, "machine_lost", data)
+    }
+
+    /// An error another machine's core answered, passed on with its code,
+    /// message and data as they came.
+    pub fn from_machine(code: i64, message: String, data: Map<String, Value>) -> Self {
+        RpcError {
+            code,
+            kind: Self::FROM_MACHINE,
+            data,
+            message: Some(message),
+        }
     }
 
     pub fn unsupported_generation() -> Self {

@@ -47,7 +47,8 @@ pub(crate) struct ListParams {
 /// `terminal.list` result.
 #[derive(Debug, Serialize)]
 pub(crate) struct ListResult {
-    pub terminals: Vec<Record>,
+    /// This core's records, then those of its connected machines.
+    pub terminals: Vec<serde_json::Value>,
 }
 
 /// `terminal.get` params.

@@ -11,17 +11,21 @@ pub enum Method {
     /// `rpc.discover`: the core's own OpenRPC document (model from public
     /// clients, unverified).
     Discover,
+    /// `machine.list`: the machines this core added, with their state
+    /// (contract §8, model from public clients, unverified).
+    MachineList,
 }
 
 impl Method {
     /// Every method, in contract order.
-    pub const ALL: [Method; 6] = [
+    pub const ALL: [Method; 7] = [
         Method::Hello,
         Method::List,
         Method::Get,
         Method::Read,
         Method::Send,
         Method::Discover,
+        Method::MachineList,
     ];
 
     /// The method's wire name.
@@ -33,6 +37,7 @@ impl Method {
             Method::Read => "terminal.read",
             Method::Send => "terminal.send",
             Method::Discover => "rpc.discover",
+            Method::MachineList => "machine.list",
         }
     }
 

@@ -7,6 +7,7 @@
 //! - `terminals`: agents, guards, refusals and address reuse.
 //! - `reader`: the line reader, and a multi-line paste without bracketed paste.
 //! - `emit`: control `emit`, printing on a screen as the program would.
+//! - `machines`: other simulators added as machines (contract §8).
 //! - `process`: the ready line, the help text, signals and restarts.
 //! - `in_process`: the same, for a simulator inside the test's process.
 
@@ -18,6 +19,7 @@
 
 mod emit;
 mod in_process;
+mod machines;
 mod process;
 mod protocol;
 mod reader;
