@@ -6,9 +6,10 @@
 use std::sync::{Arc, RwLock};
 
 use crate::audit::Audit;
-use crate::config::{Config, ConfigError, TerminalLifetime};
-use crate::hc::wire::TerminalRecord;
-use crate::hc::{CoreError, HcClient};
+use crate::config::{Config, ConfigError, Hidden, MachineScope, TerminalLifetime};
+use crate::hc::client::Answer;
+use crate::hc::wire::{MachineRecord, TerminalRecord};
+use crate::hc::{CoreError, HcClient, Listing, MachineListing};
 
 /// The config a call sees.
 #[derive(Debug)]
@@ -105,7 +106,7 @@ impl App {
         let Ok(config) = loaded.for_sends() else {
             return Ok(None);
         };
-        let listed = self.client.list(false).await?;
+        let listed = self.list(false).await?;
         let core = &listed.core.core_id;
         Ok(Some(
             listed
@@ -126,7 +127,70 @@ impl App {
         ))
     }
 
+    /// What hc lists (reads' share of the pool), without the terminals of
+    /// machines the config in force does not show.
+    pub(crate) async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
+        let mut listed = self.client.list(include_finished).await?;
+        shown_only(self.loaded().config().machines(), &mut listed.value);
+        Ok(listed)
+    }
+
+    /// [`App::list`], as the poll of a wait (waits' share of the pool).
+    pub(crate) async fn poll_list(
+        &self,
+        include_finished: bool,
+    ) -> Result<Answer<Listing>, CoreError> {
+        let mut listed = self.client.polls().list(include_finished).await?;
+        shown_only(self.loaded().config().machines(), &mut listed.value);
+        Ok(listed)
+    }
+
+    /// The machines hc lists that the config in force shows (reads'
+    /// share); `None` from a core without `machine.list`.
+    pub(crate) async fn machines(&self) -> Result<Option<Vec<MachineRecord>>, CoreError> {
+        let listed = self.client.machines().await?;
+        Ok(self.shown_machines(listed.value))
+    }
+
+    /// [`App::machines`], as the poll of a wait.
+    pub(crate) async fn poll_machines(&self) -> Result<Option<Vec<MachineRecord>>, CoreError> {
+        let listed = self.client.polls().machines().await?;
+        Ok(self.shown_machines(listed.value))
+    }
+
+    fn shown_machines(&self, listing: Option<MachineListing>) -> Option<Vec<MachineRecord>> {
+        let loaded = self.loaded();
+        let scope = loaded.config().machines();
+        listing.map(|listing| {
+            listing
+                .machines
+                .into_iter()
+                .filter(|m| scope.shows(Some(&m.name)))
+                .collect()
+        })
+    }
+
+    /// `Ok` when the terminal at `address` is shown by the config in force
+    /// (this core's own always are), else why not: checked before any hc
+    /// call about it.
+    pub(crate) fn check_shown(&self, address: &str) -> Result<(), Hidden> {
+        self.loaded().config().machines().check(address)
+    }
+
     fn swap(&self, loaded: Loaded) {
         *crate::lock::write(&self.loaded) = Arc::new(loaded);
     }
+}
+
+/// Keeps of `listing` only the terminals `scope` shows (an unreadable
+/// record too, when its address names a hidden machine).
+fn shown_only(scope: &MachineScope, listing: &mut Listing) {
+    listing
+        .terminals
+        .retain(|t| scope.shows(t.machine.as_deref()));
+    let before = listing.unreadable.len();
+    listing
+        .unreadable
+        .retain(|u| u.address.as_deref().is_none_or(|a| scope.shows_address(a)));
+    listing.unreadable_count -= before - listing.unreadable.len();
 }

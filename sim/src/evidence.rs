@@ -7,7 +7,8 @@
 //! - records carry fields the model does not name (`argv`, `state`,
 //!   `labels`, `parent`, `foreground`, `app`) and lack `title`,
 //!   `submit_key`, `rows` and `cols`; screens lack `rows` and `cols`;
-//! - an agent runs at `machine/t7`, an address of a connected machine;
+//! - an agent runs at `machine/t7`, an address of a connected machine,
+//!   listed by `machine.list` with fields the model does not name;
 //! - one record shows a status outside the six ([`ODD_STATUS`]).
 //!
 //! The calls themselves behave exactly as without it (the guard, the
@@ -22,6 +23,8 @@ use crate::wire::{Method, RpcError};
 
 /// The address of the agent on a "connected machine".
 pub const REMOTE_AGENT: &str = "machine/t7";
+/// That machine's name, as `machine.list` lists it.
+pub const REMOTE_MACHINE: &str = "machine";
 /// The status word the odd record shows: none of the six.
 pub const ODD_STATUS: &str = "paused";
 /// A label each record carries (real cores carry the user's labels, which
@@ -35,6 +38,17 @@ pub(crate) const DROPPED_FIELDS: [&str; 4] = ["title", "submit_key", "rows", "co
 /// The terminals only an evidence core has, after the usual ones.
 pub async fn add_terminals(sim: &Sim) -> io::Result<()> {
     sim.spawn_agent_at(REMOTE_AGENT).await?;
+    // Its machine, listed as a real core might: with fields the model does
+    // not name (`host`, `transport`).
+    sim.machines.play(json!({
+        "name": REMOTE_MACHINE,
+        "state": "connected",
+        "core_id": uuid::Uuid::new_v4().to_string(),
+        "version": sim.version,
+        "since_ms": sim.identity.started_ms,
+        "host": "build.example",
+        "transport": "ssh",
+    }));
     sim.add_record_showing(ODD_STATUS);
     Ok(())
 }

@@ -196,6 +196,9 @@ impl Machine {
 /// The machines of one core.
 pub struct Machines {
     machines: Mutex<BTreeMap<String, Arc<Machine>>>,
+    /// Entries listed for machines this core only plays (the evidence
+    /// core's `machine`, whose terminal runs here): listed, never linked.
+    played: Mutex<Vec<Value>>,
     /// The version this core greets machines as.
     version: String,
 }
@@ -204,6 +207,7 @@ impl Machines {
     pub(crate) fn new(version: &str) -> Machines {
         Machines {
             machines: Mutex::default(),
+            played: Mutex::default(),
             version: version.to_owned(),
         }
     }
@@ -290,9 +294,25 @@ impl Machines {
         self.get(name).ok_or_else(|| unknown_machine(name))
     }
 
+    /// Lists `entry` as a machine this core plays (`--evidence`).
+    pub(crate) fn play(&self, entry: Value) {
+        self.played
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(entry);
+    }
+
     /// The `machine.list` result, sorted by name.
     pub(crate) fn list(&self) -> Value {
-        let machines: Vec<Value> = self.map().values().map(|machine| machine.entry()).collect();
+        let mut machines: Vec<Value> = self.map().values().map(|machine| machine.entry()).collect();
+        machines.extend(
+            self.played
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .iter()
+                .cloned(),
+        );
+        machines.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
         json!({ "machines": machines })
     }
 
@@ -312,7 +332,9 @@ impl Machines {
                     continue;
                 };
                 let nested = address.contains('/')
-                    || record.get("machine").is_some_and(|machine| !machine.is_null());
+                    || record
+                        .get("machine")
+                        .is_some_and(|machine| !machine.is_null());
                 let finished = record.get("finished_ms").is_some_and(|ms| !ms.is_null());
                 if nested || (finished && !include_finished) {
                     continue;
@@ -361,7 +383,10 @@ impl Machines {
             Ok(Ok((link, peer))) if peer.core_id == expected => link,
             Ok(Ok(_)) => return Err(unavailable()),
             Ok(Err(_)) | Err(_) => {
-                return Err(RpcError::machine_unavailable(name, State::Disconnected.name()));
+                return Err(RpcError::machine_unavailable(
+                    name,
+                    State::Disconnected.name(),
+                ));
             }
         };
         if cut.has_changed().unwrap_or(true) {

@@ -97,10 +97,19 @@ fn list(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
 
 /// The machine's answer when `address` is a terminal of a machine
 /// (`NAME/tN`, contract §8), `None` when it is this core's own.
-async fn forwarded(sim: &Sim, method: Method, address: &str, call: &Call) -> Option<Result<Value, RpcError>> {
+async fn forwarded(
+    sim: &Sim,
+    method: Method,
+    address: &str,
+    call: &Call,
+) -> Option<Result<Value, RpcError>> {
     let remote = Machines::is_remote(address) && sim.registry.get(address).is_none();
     match remote {
-        true => Some(sim.machines.forward(method, address, call.params.clone()).await),
+        true => Some(
+            sim.machines
+                .forward(method, address, call.params.clone())
+                .await,
+        ),
         false => None,
     }
 }

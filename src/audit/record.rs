@@ -194,6 +194,15 @@ pub enum ReasonCode {
     NotFound,
     /// not_sent: the preflight `terminal.get` failed (hc down, a timeout...).
     PreflightFailed,
+    /// not_sent: the terminal is on a machine the config's `machines` does
+    /// not show.
+    MachineHidden,
+    /// not_sent: the terminal's machine is not listed connected (or hc
+    /// answered `machine_unavailable` before forwarding anything).
+    MachineUnavailable,
+    /// not_sent: the terminal's machine runs another core than the one its
+    /// approval recorded (`machineCoreId`).
+    MachineChanged,
     /// not_sent: hc's core_id is not the configured `coreId` (hc restarted).
     CoreIdMismatch,
     /// not_sent: `created_ms` was given and the live terminal is another lifetime.
@@ -255,6 +264,9 @@ impl ReasonCode {
             ReasonCode::Cancelled => "cancelled",
             ReasonCode::NotFound => "not_found",
             ReasonCode::PreflightFailed => "preflight_failed",
+            ReasonCode::MachineHidden => "machine_hidden",
+            ReasonCode::MachineUnavailable => "machine_unavailable",
+            ReasonCode::MachineChanged => "machine_changed",
             ReasonCode::CoreIdMismatch => "core_id_mismatch",
             ReasonCode::LifetimeMismatch => "lifetime_mismatch",
             ReasonCode::Finished => "finished",

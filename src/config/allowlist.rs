@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::error::{Invalid, invalid};
 use super::raw::RawLifetime;
 use super::send_mode::SendMode;
+use crate::hc::CoreId;
 
 /// One terminal lifetime: hc reuses addresses, so the address alone never
 /// approves anything.
@@ -39,12 +40,12 @@ impl Approval {
     }
 }
 
-/// The approvals, keyed by lifetime. A lifetime listed twice must say the
-/// same thing both times.
-pub(super) fn allowlist(
-    entries: Vec<RawLifetime>,
-) -> Result<HashMap<TerminalLifetime, Approval>, Invalid> {
+/// The approvals, keyed by lifetime, and the machine core each approval
+/// of a machine's terminal was bound to. A lifetime listed twice must say
+/// the same thing both times.
+pub(super) fn allowlist(entries: Vec<RawLifetime>) -> Result<Approvals, Invalid> {
     let mut approvals = HashMap::new();
+    let mut machine_cores = HashMap::new();
     for (i, entry) in entries.into_iter().enumerate() {
         if let Err(why) = crate::hc::wire::check_address(&entry.address) {
             return Err(invalid(
@@ -56,6 +57,25 @@ pub(super) fn allowlist(
             address: entry.address,
             created_ms: entry.created_ms,
         };
+        if let Some(id) = entry.machine_core_id {
+            let field = format!("sendAllowlist[{i}].machineCoreId");
+            if crate::hc::wire::machine_of(&lifetime.address).is_none() {
+                return Err(invalid(
+                    field,
+                    "only a machine's terminal (NAME/tN) has a machine core: remove it from this entry",
+                ));
+            }
+            let id = CoreId::try_from(id).map_err(|e| invalid(field.clone(), e.to_string()))?;
+            if machine_cores
+                .insert(lifetime.clone(), id.clone())
+                .is_some_and(|earlier| earlier != id)
+            {
+                return Err(invalid(
+                    field,
+                    "lists a lifetime again with another machineCoreId: keep one entry per lifetime",
+                ));
+            }
+        }
         let approval = Approval {
             multiline: entry.multiline,
             send_mode: entry.send_mode,
@@ -71,5 +91,16 @@ pub(super) fn allowlist(
             ));
         }
     }
-    Ok(approvals)
+    Ok(Approvals {
+        approvals,
+        machine_cores,
+    })
+}
+
+/// The validated `sendAllowlist`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Approvals {
+    pub approvals: HashMap<TerminalLifetime, Approval>,
+    /// `machineCoreId` of the approvals that recorded one.
+    pub machine_cores: HashMap<TerminalLifetime, CoreId>,
 }

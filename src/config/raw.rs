@@ -82,6 +82,15 @@ pub struct RawLifetime {
     /// through the MCP client (`allow --confirm`; default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm: bool,
+    /// `machineCoreId`: for a machine's terminal (`NAME/tN`), the core_id
+    /// of that machine's own core when it was approved; sends go only while
+    /// the machine shows the same one.
+    #[serde(
+        default,
+        rename = "machineCoreId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub machine_core_id: Option<String>,
 }
 
 /// `transport` as the file spells it.
@@ -114,6 +123,9 @@ pub struct RawConfig {
     /// `sendAllowlist`: the approved terminal lifetimes (default none).
     #[serde(default)]
     pub send_allowlist: Vec<RawLifetime>,
+    /// `machines`: the core's machines this adapter shows (default all).
+    #[serde(default, skip_serializing_if = "super::machines::RawMachines::is_all")]
+    pub machines: super::machines::RawMachines,
     /// `hcVersions`: hc versions accepted beyond the built-in one (default
     /// none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -236,6 +248,7 @@ impl RawConfig {
             core_id: None,
             send_mode: SendMode::IdleOnly,
             send_allowlist: Vec::new(),
+            machines: super::machines::RawMachines::All,
             hc_versions: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             send_timeout_ms: DEFAULT_SEND_TIMEOUT_MS,

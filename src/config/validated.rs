@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::allowlist::{Approval, TerminalLifetime, allowlist};
+use super::allowlist::{Approval, Approvals, TerminalLifetime, allowlist};
 use super::error::{ConfigError, Invalid, invalid};
 use super::file;
 use super::http::{self, HttpConfig};
+use super::machines::MachineScope;
 use super::numbers::{self, in_range};
 use super::raw::{GuardShown, RawConfig, RawHcVersion, RawTransport};
 use super::send_mode::SendMode;
@@ -35,6 +36,9 @@ pub struct Config {
     core_id: Option<CoreId>,
     send_mode: SendMode,
     send_allowlist: HashMap<TerminalLifetime, Approval>,
+    /// The machine core each approval of a machine's terminal is bound to.
+    machine_cores: HashMap<TerminalLifetime, CoreId>,
+    machines: MachineScope,
     hc_versions: Vec<RawHcVersion>,
     timeout: Duration,
     send_timeout: Duration,
@@ -188,6 +192,17 @@ impl Config {
         self.send_allowlist.get(lifetime).copied()
     }
 
+    /// The machine core the approval of `lifetime` (a machine's terminal)
+    /// was bound to, when `allow` could see one.
+    pub fn approved_machine_core(&self, lifetime: &TerminalLifetime) -> Option<&CoreId> {
+        self.machine_cores.get(lifetime)
+    }
+
+    /// The machines whose terminals this adapter shows (`machines`).
+    pub fn machines(&self) -> &MachineScope {
+        &self.machines
+    }
+
     /// Whether `(core_id, lifetime)` may receive input.
     pub fn is_send_approved(&self, core_id: &CoreId, lifetime: &TerminalLifetime) -> bool {
         self.approval(core_id, lifetime).is_some()
@@ -273,7 +288,11 @@ impl TryFrom<RawConfig> for Config {
             in_range(number, value)?;
         }
         check_hc_versions(&raw.hc_versions)?;
-        let send_allowlist = allowlist(raw.send_allowlist)?;
+        let Approvals {
+            approvals: send_allowlist,
+            machine_cores,
+        } = allowlist(raw.send_allowlist)?;
+        let machines = super::machines::scope(raw.machines)?;
         if let Some(path) = raw.audit_log.as_ref().filter(|p| !p.is_absolute()) {
             return Err(invalid(
                 "auditLog",
@@ -299,6 +318,8 @@ impl TryFrom<RawConfig> for Config {
             core_id,
             send_mode: raw.send_mode,
             send_allowlist,
+            machine_cores,
+            machines,
             hc_versions: raw.hc_versions,
             timeout: Duration::from_millis(raw.timeout_ms),
             send_timeout: Duration::from_millis(raw.send_timeout_ms),

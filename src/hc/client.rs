@@ -22,11 +22,12 @@ use super::acceptance::Acceptance;
 use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
+use super::machine_share::{MachinePlace, MachineShares};
 use super::pool::{Permit, Pool, ReuseCheck};
 use super::share::Class;
 use super::wire::{
-    self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
-    SendParams, SendResult, TerminalRecord, UnreadableRecord,
+    self, GetParams, Hello, ListParams, ListResult, MachineRecord, Method, ReadParams, ReadResult,
+    SendGuard, SendParams, SendResult, TerminalRecord, UnreadableRecord,
 };
 
 /// `terminal.read` is always asked for the current screen only: `lines > 0`
@@ -52,6 +53,23 @@ pub struct Listing {
     pub unreadable: Vec<UnreadableRecord>,
     /// How many could not be read in all.
     pub unreadable_count: usize,
+}
+
+/// What `machine.list` held: the machines read, sorted by name, and how
+/// many entries could not be read (or named a machine twice).
+#[derive(Debug, Clone, Default)]
+pub struct MachineListing {
+    /// The machines read.
+    pub machines: Vec<MachineRecord>,
+    /// Entries set aside.
+    pub unreadable: usize,
+}
+
+impl MachineListing {
+    /// The machine called `name`, if listed.
+    pub fn find(&self, name: &str) -> Option<&MachineRecord> {
+        self.machines.iter().find(|machine| machine.name == name)
+    }
 }
 
 /// How a `terminal.send` failed, split at the moment of dispatch.
@@ -89,6 +107,7 @@ pub struct HcClient {
     timeout: Duration,
     send_timeout: Duration,
     pacer: Pacer,
+    machines: MachineShares,
 }
 
 impl HcClient {
@@ -113,6 +132,7 @@ impl HcClient {
             timeout,
             send_timeout,
             pacer: Pacer::new(timeout),
+            machines: MachineShares::default(),
         }
     }
 
@@ -158,6 +178,12 @@ impl HcClient {
         self.read_as(Class::Read, address).await
     }
 
+    /// The machines this core added (`machine.list`); `None` from a core
+    /// that has no such method (it has no machines).
+    pub async fn machines(&self) -> Result<Answer<Option<MachineListing>>, CoreError> {
+        self.machines_as(Class::Read).await
+    }
+
     /// The same calls, made by the polls of a wait: within the waits'
     /// share of the pool.
     pub fn polls(&self) -> Polls<'_> {
@@ -199,12 +225,39 @@ impl HcClient {
         })
     }
 
+    async fn machines_as(&self, class: Class) -> Result<Answer<Option<MachineListing>>, CoreError> {
+        let asked = self
+            .call(class, Method::MachineList, &serde_json::json!({}), |_| {
+                Ok(())
+            })
+            .await;
+        match asked {
+            Ok(answer) => {
+                let (machines, unreadable) = wire::read_machines(answer.value);
+                Ok(Answer {
+                    core: answer.core,
+                    value: Some(MachineListing {
+                        machines,
+                        unreadable,
+                    }),
+                })
+            }
+            Err(CoreError::Rpc { code, .. }) if code == wire::METHOD_NOT_FOUND => {
+                let core = self.hello_as(class).await?;
+                Ok(Answer { core, value: None })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     async fn get_as(
         &self,
         class: Class,
         address: &str,
     ) -> Result<Answer<TerminalRecord>, CoreError> {
         let params = GetParams { address };
+        let deadline = Instant::now() + self.timeout;
+        let _place = self.machine_place(address, Method::Get, deadline).await?;
         self.call(class, Method::Get, &params, |r: &TerminalRecord| {
             self.expect_address(Method::Get, address, &r.address)
         })
@@ -216,10 +269,34 @@ impl HcClient {
             address,
             lines: SCREEN_ONLY_LINES,
         };
+        let deadline = Instant::now() + self.timeout;
+        let _place = self.machine_place(address, Method::Read, deadline).await?;
         self.call(class, Method::Read, &params, |r: &ReadResult| {
             self.expect_address(Method::Read, address, &r.address)
         })
         .await
+    }
+
+    /// A place in the share of `address`'s machine, waited for until
+    /// `deadline`; none needed for this core's own terminals.
+    async fn machine_place(
+        &self,
+        address: &str,
+        method: Method,
+        deadline: Instant,
+    ) -> Result<Option<MachinePlace>, CoreError> {
+        let Some(machine) = wire::machine_of(address) else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        match self.machines.enter(machine, deadline).await {
+            Some(place) => Ok(Some(place)),
+            None => Err(CoreError::MachineQueued {
+                machine: crate::escape::bounded(machine, wire::MAX_MACHINE_NAME_CHARS).into_owned(),
+                method,
+                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
     }
 
     /// Pastes `request.text` and submits it, only on a connection whose
@@ -235,6 +312,10 @@ impl HcClient {
         let dispatched = AtomicBool::new(false);
         let method = Method::Send;
         self.pacer.start();
+        let _place = self
+            .machine_place(request.address, method, Instant::now() + self.timeout)
+            .await
+            .map_err(SendError::NotDispatched)?;
         let permit = self
             .queue(Class::Send, method, Instant::now() + self.timeout)
             .await
@@ -396,6 +477,11 @@ impl Polls<'_> {
     /// [`HcClient::list`], as a poll.
     pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
         self.0.list_as(Class::Wait, include_finished).await
+    }
+
+    /// [`HcClient::machines`], as a poll.
+    pub async fn machines(&self) -> Result<Answer<Option<MachineListing>>, CoreError> {
+        self.0.machines_as(Class::Wait).await
     }
 
     /// [`HcClient::get`], as a poll.

@@ -144,7 +144,7 @@ pub enum CoreError {
     },
 
     /// hc answered with a JSON-RPC error.
-    #[error("{}", rpc_message(*method, *code, message, kind.as_ref()))]
+    #[error("{}", rpc_message(*method, *code, message, kind.as_ref(), data.as_ref()))]
     Rpc {
         /// The hc method called.
         method: Method,
@@ -185,6 +185,26 @@ pub enum CoreError {
         /// What each share held when it gave up.
         in_use: InUse,
     },
+
+    /// No place in the terminal's machine's share came free in time: the
+    /// adapter's earlier calls to that machine held them. Nothing was asked
+    /// of hc.
+    #[error("{}", machine_queued_message(machine, *method, *waited_ms))]
+    MachineQueued {
+        /// The machine (escaped name).
+        machine: String,
+        /// The hc method that was to be called.
+        method: Method,
+        /// How long it waited, in ms.
+        waited_ms: u64,
+    },
+}
+
+fn machine_queued_message(machine: &str, method: Method, waited_ms: u64) -> String {
+    format!(
+        "this adapter's calls to machine {machine} hold all {share} of the connections one machine may use, and this call ({method}) waited {waited_ms} ms (timeoutMs) for one: nothing was asked of hc. {machine} may be slow or hung; this core's own terminals and other machines are not held up. Try again shortly",
+        share = super::machine_share::MACHINE_SHARE
+    )
 }
 
 fn queued_message(method: Method, class: Class, waited_ms: u64, in_use: &InUse) -> String {
@@ -209,8 +229,31 @@ fn not_hc_hint(method: Method) -> &'static str {
     }
 }
 
-fn rpc_message(method: Method, code: i64, message: &str, kind: Option<&ErrorKind>) -> String {
+fn rpc_message(
+    method: Method,
+    code: i64,
+    message: &str,
+    kind: Option<&ErrorKind>,
+    data: Option<&Value>,
+) -> String {
+    let field = |key: &str| {
+        data.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .map_or_else(
+                || "?".to_owned(),
+                |v| crate::escape::bounded(v, 64).into_owned(),
+            )
+    };
     match kind {
+        Some(ErrorKind::MachineUnavailable) => format!(
+            "machine {} is {}: hc cannot reach its terminals now, and nothing was asked of any other terminal (never a fallback, never retried); see list_machines ({method})",
+            field("machine"),
+            field("state")
+        ),
+        Some(ErrorKind::MachineLost) => format!(
+            "hc lost its connection to machine {} while the call was in flight ({method})",
+            field("machine")
+        ),
         Some(ErrorKind::NotFound) => format!("hc has no terminal at that address ({method})"),
         Some(ErrorKind::Finished) => format!("the terminal's program has exited ({method})"),
         Some(ErrorKind::Blocked) => {

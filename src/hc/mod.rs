@@ -11,11 +11,13 @@ mod core_id;
 mod deadline;
 pub(crate) mod error;
 pub(crate) mod framing;
+pub(crate) mod machine_share;
 pub(crate) mod pool;
 pub(crate) mod share;
 pub mod wire;
 
 pub use acceptance::{Acceptance, AcceptedVersion, document_sha256};
+pub(crate) use client::MachineListing;
 pub use client::{HcClient, Listing, SendError, SendRequest};
 pub use core_id::CoreId;
 pub use error::CoreError;

@@ -52,6 +52,9 @@ pub(crate) enum ToolError {
         "hc was not listed once within this wait's {timeout_ms} ms: the adapter's look at hc did not complete in time (hc slow to answer terminal.list, or the adapter's own calls holding its connections to hc); no change could be judged. Wait again, or give the wait a longer timeout_ms"
     )]
     NoLook { timeout_ms: u64 },
+    /// The terminal is on a machine the config does not show.
+    #[error(transparent)]
+    Hidden(#[from] crate::config::Hidden),
     /// The client cancelled the call.
     #[error("the wait was cancelled")]
     Cancelled,
@@ -82,6 +85,7 @@ impl ToolError {
             ToolError::Since(SinceError::Invalid) => "invalid_since",
             ToolError::Since(SinceError::OtherCore { .. }) => "since_from_other_core",
             ToolError::NoLook { .. } => "hc_not_listed",
+            ToolError::Hidden(_) => "machine_hidden",
             ToolError::Cancelled => "cancelled",
             ToolError::Stopping => "server_stopping",
         }
@@ -112,7 +116,7 @@ fn core_kind(e: &CoreError) -> &'static str {
             "hc_protocol"
         }
         CoreError::CoreChanged { .. } => "core_changed",
-        CoreError::Queued { .. } => "adapter_busy",
+        CoreError::Queued { .. } | CoreError::MachineQueued { .. } => "adapter_busy",
         CoreError::Rpc {
             kind: Some(kind), ..
         } => kind.name(),

@@ -78,11 +78,7 @@ impl ServerHandler for HerdrServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Box::pin(resources::list(
-            self.surface.app.client(),
-            cache_hints(&context),
-        ))
-        .await
+        Box::pin(resources::list(&self.surface.app, cache_hints(&context))).await
     }
 
     async fn list_resource_templates(
@@ -239,7 +235,8 @@ mod tests {
     use crate::config::{Config, RawConfig};
 
     /// Every tool the server has; `send_prompt` is the only one that writes.
-    const READ_TOOLS: [&str; 4] = [
+    const READ_TOOLS: [&str; 5] = [
+        "list_machines",
         "list_sessions",
         "read_output",
         "wait_for_output",

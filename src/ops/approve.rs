@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use super::edit::{self, Editing};
 use crate::config::{self, Config, ConfigError, RawLifetime, SendMode};
 use crate::escape::{self, printable, readable_ms};
-use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
+use crate::hc::wire::{
+    ErrorKind, MachineRecord, MachineState, TerminalRecord, TerminalStatus, check_address,
+};
 use crate::hc::{CoreError, CoreId};
 
 const CORE_ID_KEY: &str = "coreId";
@@ -37,6 +39,14 @@ pub enum ApproveError {
     /// hc has no terminal at the address.
     #[error("hc has no terminal at {address}: check the address with inspect-core")]
     NoSuchTerminal { address: String },
+    /// The terminal is on a machine the config's `machines` does not show.
+    #[error(
+        "{address} is on a machine this adapter does not show (machines: {scope}): add the machine to machines in the config first"
+    )]
+    HiddenMachine { address: String, scope: String },
+    /// The terminal's machine is not listed, or not connected.
+    #[error("{0}")]
+    MachineUnavailable(String),
     /// The terminal's program has exited.
     #[error("the program in {address} has exited; there is nothing to approve")]
     Finished { address: String },
@@ -100,7 +110,17 @@ pub(crate) async fn allow(
         why,
     })?;
     let probed_with = edit::load(config_path)?;
+    if !probed_with.config.machines().shows_address(request.address) {
+        return Err(ApproveError::HiddenMachine {
+            address: request.address.to_owned(),
+            scope: probed_with.config.machines().describe(),
+        });
+    }
     let (core_id, record) = probe(&probed_with.config, request.address).await?;
+    let machine = match &record.machine {
+        Some(name) => Some(machine_core(&probed_with.config, name).await?),
+        None => None,
+    };
     let _locked = config::lock(&probed_with.resolved).await?;
     let Editing {
         mut doc,
@@ -136,7 +156,14 @@ pub(crate) async fn allow(
         multiline: request.multiline,
         send_mode: request.mode,
         confirm: request.confirm,
+        machine_core_id: machine
+            .as_ref()
+            .and_then(|m| m.core_id.as_ref())
+            .map(|id| id.as_str().to_owned()),
     };
+    if let Some(machine) = &machine {
+        report.push_str(&machine_line(machine));
+    }
     if request.multiline {
         report.push_str(
             "multi-line prompts (TAB, LF) allowed: only for a program that reads a paste as one input, never a shell\n",
@@ -210,6 +237,47 @@ async fn probe(config: &Config, address: &str) -> Result<(CoreId, TerminalRecord
         });
     }
     Ok((probed.core.core_id.clone(), probed.value))
+}
+
+/// The machine `name` as the core lists it now: connected, or the
+/// approval is refused (a terminal on a machine that is down cannot be
+/// checked).
+async fn machine_core(config: &Config, name: &str) -> Result<MachineRecord, ApproveError> {
+    let client = config.hc_client();
+    let listed = client.machines().await;
+    client.close();
+    let shown = printable(name);
+    let listing = listed.map_err(ApproveError::Core)?.value.ok_or_else(|| {
+        ApproveError::MachineUnavailable(format!(
+            "the core has no machine.list, so machine {shown} cannot be checked: nothing approved"
+        ))
+    })?;
+    match listing.find(name) {
+        Some(machine) if machine.state == MachineState::Connected => Ok(machine.clone()),
+        Some(machine) => Err(ApproveError::MachineUnavailable(format!(
+            "machine {shown} is {}: approve its terminals while it is connected",
+            machine.state
+        ))),
+        None => Err(ApproveError::MachineUnavailable(format!(
+            "the core does not list machine {shown} (or lists it twice): nothing approved"
+        ))),
+    }
+}
+
+/// What `allow` says of the machine core an approval is bound to.
+fn machine_line(machine: &MachineRecord) -> String {
+    let name = printable(&machine.name);
+    match &machine.core_id {
+        Some(core_id) => format!(
+            "machine {name}: its core is {core_id} (hc {}); sends go only while {name} is connected with this core (a restart of it, or another core added as {name}, needs a new allow)
+",
+            printable(machine.version.as_deref().unwrap_or("?"))
+        ),
+        None => format!(
+            "machine {name}: the core does not say which core {name} runs, so this approval holds by name and lifetime only: another core added as {name} with a terminal of the same address and created_ms would receive prompts
+"
+        ),
+    }
 }
 
 /// What the operator is shown of the terminal being approved.

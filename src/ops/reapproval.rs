@@ -46,6 +46,13 @@ fn changes(previous: &RawLifetime, entry: &mut RawLifetime, no_confirm: bool) ->
             mode(entry)
         ));
     }
+    if previous.machine_core_id.is_some() && previous.machine_core_id != entry.machine_core_id {
+        said.push_str(&format!(
+            "the machine's core changes from {} to {}: the earlier approval no longer reached it\n",
+            previous.machine_core_id.as_deref().unwrap_or("-"),
+            entry.machine_core_id.as_deref().unwrap_or("unknown")
+        ));
+    }
     if previous.multiline && !entry.multiline {
         said.push_str("multi-line prompts are no longer allowed (allow --multiline keeps them)\n");
     }
@@ -59,6 +66,7 @@ mod tests {
 
     fn lifetime(multiline: bool, send_mode: Option<SendMode>, confirm: bool) -> RawLifetime {
         RawLifetime {
+            machine_core_id: None,
             address: "t2".into(),
             created_ms: 1,
             multiline,

@@ -117,6 +117,8 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
     let mut record = rust_fields::<TerminalRecord>();
     // The adapter's own: the word hc reported when it is none of the six.
     assert!(record.remove("reported_status"));
+    // Read from the address (`NAME/tN`, contract §8), not a 0.1.15 field.
+    assert!(record.remove("machine"));
     assert_eq!(record, result("terminal.get"));
     assert_eq!(rust_fields::<ReadResult>(), result("terminal.read"));
     assert_eq!(rust_fields::<SendResult>(), result("terminal.send"));
@@ -126,7 +128,17 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
         .values()
         .map(|e| e["data"]["kind"].as_str().unwrap())
         .collect();
-    let codes: BTreeSet<&str> = wire::ErrorKind::all().iter().map(|k| k.name()).collect();
+    // The machine kinds are contract §8's model, outside the 0.1.15
+    // document.
+    let machine_kinds = [
+        wire::ErrorKind::MachineUnavailable,
+        wire::ErrorKind::MachineLost,
+    ];
+    let codes: BTreeSet<&str> = wire::ErrorKind::all()
+        .iter()
+        .filter(|k| !machine_kinds.contains(k))
+        .map(|k| k.name())
+        .collect();
     assert_eq!(error_kinds, codes);
 }
 
@@ -286,6 +298,11 @@ async fn every_request_and_reply_of_a_session_validates_against_the_document() {
     {
         if *to_core {
             let name = line["method"].as_str().expect("a request names its method");
+            if name == "machine.list" {
+                // Contract §8's model, outside the 0.1.15 document.
+                asked.insert((*connection, line["id"].clone()), name.to_owned());
+                continue;
+            }
             let valid = params_validator(name);
             let errors: Vec<String> = valid
                 .iter_errors(&line["params"])
@@ -302,6 +319,9 @@ async fn every_request_and_reply_of_a_session_validates_against_the_document() {
         let name = asked
             .get(&(*connection, line["id"].clone()))
             .unwrap_or_else(|| panic!("a reply to no request: {line}"));
+        if name == "machine.list" {
+            continue;
+        }
         if let Some(result) = line.get("result") {
             let (index, _) = method(&document(), name);
             let valid = validator_at(&format!("/methods/{index}/result/schema"));

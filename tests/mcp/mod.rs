@@ -4,6 +4,7 @@
 //! - `sends`: `send_prompt` outcomes by status, refusal, core and fault.
 //! - `multiline`: multi-line prompts only where the operator allowed them.
 //! - `list_and_read`: `list_sessions` pages and cursors, `read_output` cuts.
+//! - `machines`: other machines' terminals, their approvals and their waits.
 //! - `json_rpc`: what stdout carries, and answers to malformed lines.
 //! - `status_waits`, `output_waits`, `wait_lifetimes`: the bounded waits.
 //! - `send_record`: the audit file of sends.
@@ -19,6 +20,7 @@ mod fleet_waits;
 mod held_sends;
 mod json_rpc;
 mod list_and_read;
+mod machines;
 mod multiline;
 mod output_waits;
 mod pattern_costs;

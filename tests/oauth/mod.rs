@@ -79,6 +79,7 @@ async fn scopes_decide_what_a_caller_sees_and_a_reader_gets_the_step_up_challeng
     assert_eq!(
         tool_names(&body),
         [
+            "list_machines",
             "list_sessions",
             "read_output",
             "wait_for_output",
@@ -101,7 +102,7 @@ async fn scopes_decide_what_a_caller_sees_and_a_reader_gets_the_step_up_challeng
     let send = idp.token(RESOURCE, "herdr.read herdr.send").await;
     let (status, _, body) = post(&adapter.url(), Some(&send), &list_call()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(tool_names(&body).len(), 5, "{body}");
+    assert_eq!(tool_names(&body).len(), 6, "{body}");
     let (status, _, body) = post(
         &adapter.url(),
         Some(&send),
@@ -143,7 +144,7 @@ async fn the_read_token_sees_the_read_tools_and_cannot_send() {
     .await;
     let (status, _, body) = post(&adapter.url(), Some(READ_TEST_TOKEN), &list_call()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(tool_names(&body).len(), 4, "{body}");
+    assert_eq!(tool_names(&body).len(), 5, "{body}");
     let (status, challenge, body) = post(
         &adapter.url(),
         Some(READ_TEST_TOKEN),
@@ -159,7 +160,7 @@ async fn the_read_token_sees_the_read_tools_and_cannot_send() {
     // The full token still sees and sends.
     let (status, _, body) = post(&adapter.url(), Some(TEST_TOKEN), &list_call()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(tool_names(&body).len(), 5, "{body}");
+    assert_eq!(tool_names(&body).len(), 6, "{body}");
     let (status, _, body) = post(&adapter.url(), Some(TEST_TOKEN), &send_call("t1", "hello")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(sim.writes_to("t1"), 1);

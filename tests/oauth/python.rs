@@ -71,12 +71,13 @@ async fn the_python_sdk_oauth_client_reads_steps_up_and_sends() {
     assert_eq!(
         out["tools"],
         json!([
+            "list_machines",
             "list_sessions",
             "read_output",
             "wait_for_output",
             "wait_for_status"
         ]),
-        "a read grant sees four tools: {out}"
+        "a read grant sees five tools: {out}"
     );
     assert_eq!(out["result"]["outcome"], "sent", "{out}");
     assert_eq!(out["isError"], false, "{out}");

@@ -88,7 +88,8 @@ impl Link {
     pub(crate) async fn call(&mut self, method: &str, params: Value) -> Result<Answer, Lost> {
         let id = self.next_id;
         self.next_id += 1;
-        let request = json!({ "jsonrpc": JSONRPC_VERSION, "id": id, "method": method, "params": params });
+        let request =
+            json!({ "jsonrpc": JSONRPC_VERSION, "id": id, "method": method, "params": params });
         let mut line = request.to_string();
         line.push('\n');
         self.writer
@@ -125,7 +126,9 @@ impl Link {
                         _ => Map::new(),
                     },
                 }),
-                _ => Err(Lost(format!("{method}: reply has neither result nor error"))),
+                _ => Err(Lost(format!(
+                    "{method}: reply has neither result nor error"
+                ))),
             };
         }
         Err(Lost(format!("{method}: no reply among the notifications")))

@@ -81,13 +81,19 @@ fn a_send_to_a_machine_lands_once_there_under_its_own_guard() {
     // The machine's core applies its own guard: its refusal comes back as
     // it phrased it, with this core's address for the terminal.
     wait_for_status(&mut client, "build/t1", "done");
-    let refused = client.error("terminal.send", send_params("build/t1", "again", Some("idle")));
+    let refused = client.error(
+        "terminal.send",
+        send_params("build/t1", "again", Some("idle")),
+    );
     assert_eq!(refused["code"], -32000, "{refused}");
     assert_eq!(refused["data"]["kind"], "status_mismatch");
     assert_eq!(refused["data"]["address"], "build/t1");
     assert_eq!(remote.writes().len(), 1);
 
-    let read = client.result("terminal.read", json!({ "address": "build/t1", "lines": 0 }));
+    let read = client.result(
+        "terminal.read",
+        json!({ "address": "build/t1", "lines": 0 }),
+    );
     assert!(text(&read).contains("reply: hello there"), "{read}");
     // An unknown machine, or a machine's terminal asked of the wrong name,
     // is not found: never a local terminal.
@@ -114,7 +120,11 @@ fn a_disconnected_machine_gets_nothing_and_says_so() {
     assert_eq!(refused["data"]["machine"], "build");
     assert_eq!(refused["data"]["state"], "disconnected");
     let list = client.result("terminal.list", json!({ "include_finished": true }));
-    assert_eq!(list["terminals"], json!([]), "a disconnected machine lists nothing");
+    assert_eq!(
+        list["terminals"],
+        json!([]),
+        "a disconnected machine lists nothing"
+    );
     assert!(remote.writes().is_empty());
 
     let entry = core.control("machine.connect", json!({ "name": "build" }));

@@ -18,6 +18,12 @@ pub enum ErrorKind {
     /// -32004 `busy`: the input queue is full or the keyboard-quiet wait timed
     /// out.
     Busy,
+    /// -32005 `machine_unavailable`: the terminal's machine is not
+    /// connected; nothing was forwarded (contract §8).
+    MachineUnavailable,
+    /// -32006 `machine_lost`: the connection to the terminal's machine was
+    /// lost while the call was in flight (contract §8).
+    MachineLost,
     /// -32010 `unsupported_generation`: the handshake asked for a generation
     /// hc does not speak.
     UnsupportedGeneration,
@@ -26,12 +32,14 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    const ALL: [ErrorKind; 7] = [
+    const ALL: [ErrorKind; 9] = [
         ErrorKind::StatusMismatch,
         ErrorKind::NotFound,
         ErrorKind::Finished,
         ErrorKind::Blocked,
         ErrorKind::Busy,
+        ErrorKind::MachineUnavailable,
+        ErrorKind::MachineLost,
         ErrorKind::UnsupportedGeneration,
         ErrorKind::Internal,
     ];
@@ -44,6 +52,8 @@ impl ErrorKind {
             ErrorKind::Finished => -32002,
             ErrorKind::Blocked => -32003,
             ErrorKind::Busy => -32004,
+            ErrorKind::MachineUnavailable => -32005,
+            ErrorKind::MachineLost => -32006,
             ErrorKind::UnsupportedGeneration => -32010,
             ErrorKind::Internal => -32099,
         }
@@ -57,6 +67,8 @@ impl ErrorKind {
             ErrorKind::Finished => "finished",
             ErrorKind::Blocked => "blocked",
             ErrorKind::Busy => "busy",
+            ErrorKind::MachineUnavailable => "machine_unavailable",
+            ErrorKind::MachineLost => "machine_lost",
             ErrorKind::UnsupportedGeneration => "unsupported_generation",
             ErrorKind::Internal => "internal",
         }
@@ -72,7 +84,7 @@ impl ErrorKind {
     }
 
     /// Every kind, in the contract's order.
-    pub fn all() -> [ErrorKind; 7] {
+    pub fn all() -> [ErrorKind; 9] {
         Self::ALL
     }
 }

@@ -20,10 +20,15 @@
 use serde::{Deserialize, Serialize};
 
 mod error_kind;
+mod machine;
 mod record;
 
 pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
 pub use error_kind::{ErrorKind, standard_code_name};
+pub use machine::{
+    MAX_MACHINE_NAME_CHARS, MAX_MACHINES, MachineListResult, MachineRecord, MachineState,
+    check_machine_name, machine_of, read_machines,
+};
 pub use record::{
     ListResult, MAX_ADDRESS_CHARS, MAX_UNREADABLE, TerminalRecord, UnreadableRecord, check_address,
     read_records,
@@ -34,6 +39,8 @@ pub use record::{
 pub const PINNED_VERSION: &str = "0.1.15";
 /// Protocol generation of hc 0.1.15.
 pub const PINNED_GENERATION: u64 = 1;
+/// JSON-RPC's code for a method the server does not have.
+pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Line framing: one JSON-RPC message per `\n`-terminated line.
 pub const PINNED_FRAMING: &str = "plain";
 /// The hc methods the adapter calls. `terminal.send` is the only one that
@@ -54,6 +61,10 @@ pub enum Method {
     /// `rpc.discover`: the core's own OpenRPC document (OpenRPC's discovery
     /// method, which a document need not list itself). Read-only.
     Discover,
+    /// `machine.list`: the machines this core added, with their state
+    /// (contract §8, a model: not in the 0.1.15 document, and a core
+    /// without it has no machines). Read-only.
+    MachineList,
 }
 
 impl Method {
@@ -76,6 +87,7 @@ impl Method {
             Method::Read => "terminal.read",
             Method::Send => "terminal.send",
             Method::Discover => "rpc.discover",
+            Method::MachineList => "machine.list",
         }
     }
 }

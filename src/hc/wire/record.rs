@@ -102,6 +102,9 @@ pub struct TerminalRecord {
     pub rows: Option<u32>,
     /// hc's `cols`: the screen's width; null when hc sent none.
     pub cols: Option<u32>,
+    /// The machine the terminal is on (`build` of `build/t7`); null for
+    /// this core's own terminals.
+    pub machine: Option<String>,
 }
 
 /// A record as hc spells it, before the status word is read. An optional
@@ -130,6 +133,8 @@ struct RawRecord {
     rows: Option<u32>,
     #[serde(default, deserialize_with = "lenient")]
     cols: Option<u32>,
+    #[serde(default)]
+    machine: Option<Value>,
 }
 
 /// An optional field: its value when it has the model's type, else none.
@@ -154,6 +159,7 @@ impl TryFrom<RawRecord> for TerminalRecord {
     fn try_from(raw: RawRecord) -> Result<TerminalRecord, String> {
         check_address(&raw.address).map_err(|why| format!("its address {why}"))?;
         let (status, reported_status) = TerminalStatus::from_reported(&raw.status);
+        let machine = super::machine::record_machine(&raw.address, raw.machine.as_ref())?;
         Ok(TerminalRecord {
             address: raw.address,
             created_ms: raw.created_ms,
@@ -168,6 +174,7 @@ impl TryFrom<RawRecord> for TerminalRecord {
             submit_key: raw.submit_key,
             rows: raw.rows,
             cols: raw.cols,
+            machine,
         })
     }
 }

@@ -22,7 +22,7 @@ use super::tracking::changes::named_since;
 use super::tracking::ticker::wall_ms;
 use crate::app::App;
 use crate::escape::printable;
-use crate::hc::{CoreError, HcClient, wire::ErrorKind};
+use crate::hc::{CoreError, wire::ErrorKind};
 
 const MIME: &str = "application/json";
 /// Resources listed at most: one hc listing, like `list_sessions`' pages
@@ -55,11 +55,8 @@ fn core_failed(e: &CoreError) -> ErrorData {
 }
 
 /// `resources/list`: every live terminal, oldest first.
-pub(crate) async fn list(
-    client: &HcClient,
-    cache_hints: bool,
-) -> Result<ListResourcesResult, ErrorData> {
-    let listed = client.list(false).await.map_err(|e| core_failed(&e))?;
+pub(crate) async fn list(app: &App, cache_hints: bool) -> Result<ListResourcesResult, ErrorData> {
+    let listed = app.list(false).await.map_err(|e| core_failed(&e))?;
     let mut terminals = listed.value.terminals;
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let resources = terminals
@@ -111,6 +108,8 @@ pub(crate) async fn read(
     cache_hints: bool,
 ) -> Result<ReadResourceResult, ErrorData> {
     let address = address(uri).ok_or_else(|| unknown(uri))?;
+    app.check_shown(&address)
+        .map_err(|hidden| ErrorData::resource_not_found(hidden.to_string(), None))?;
     let answer = app.client().get(&address).await.map_err(|e| {
         if e.hc_kind() == Some(ErrorKind::NotFound) {
             ErrorData::resource_not_found(

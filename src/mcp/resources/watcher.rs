@@ -300,7 +300,7 @@ impl Watcher {
 /// One look at hc's terminals (finished ones too, as the ticker lists
 /// them), by address.
 async fn look(app: &App) -> Result<HashMap<String, Seen>, ErrorData> {
-    let listed = app.client().polls().list(true).await.map_err(|e| {
+    let listed = app.poll_list(true).await.map_err(|e| {
         ErrorData::internal_error(format!("hc could not be listed to subscribe: {e}"), None)
     })?;
     Ok(by_address(&listed.value.terminals))

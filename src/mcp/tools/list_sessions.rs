@@ -9,7 +9,7 @@ use super::cursor::{self, Position};
 use crate::app::App;
 use crate::escape::printable;
 use crate::hc::client::Listing;
-use crate::hc::wire::UnreadableRecord;
+use crate::hc::wire::{UnreadableRecord, check_machine_name};
 use crate::mcp::error::{ToolError, structured};
 use crate::mcp::seal::SealKey;
 use crate::mcp::session::Session;
@@ -33,6 +33,10 @@ pub(crate) struct ListSessionsArgs {
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page, unchanged. Omit for the first page.
     pub cursor: Option<String>,
+    /// Only the terminals of this machine (a name from list_machines), or
+    /// "" for this core's own. Omit for every terminal. Keep it the same
+    /// across pages.
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -74,9 +78,14 @@ pub(crate) async fn run(
             format!("must be between 1 and {MAX_LIMIT}, got {limit}"),
         ));
     }
+    if let Some(machine) = args.machine.as_deref().filter(|m| !m.is_empty()) {
+        check_machine_name(machine).map_err(|why| ToolError::invalid("machine", why))?;
+        app.check_shown(&format!("{machine}/"))?;
+    }
     // Finished terminals too, for the since; the page drops them unless asked.
-    let listed = app.client().list(true).await?;
     let made_ms = wall_ms();
+    let listed = app.list(true).await?;
+    let machines = app.machines().await?;
     let live_core = &listed.core.core_id;
     let core_id = live_core.to_string();
     let after = match &args.cursor {
@@ -96,12 +105,18 @@ pub(crate) async fn run(
     let look = Look {
         terminals: &terminals,
         in_scope: &|_| true,
+        machines: machines.as_deref(),
+        listed_ms: made_ms,
     };
     let covered = since_of(&look, &core_id, Scope::All, made_ms, seal);
     let since = covered.seal(seal);
     let since_unavailable = since.is_none().then(|| covered.unavailable());
     if !args.include_finished {
         terminals.retain(|t| !t.is_finished());
+    }
+    if let Some(machine) = &args.machine {
+        let wanted = (!machine.is_empty()).then_some(machine.as_str());
+        terminals.retain(|t| t.machine.as_deref() == wanted);
     }
     terminals.sort_by(|a, b| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let start = match &after {
@@ -166,8 +181,11 @@ fn render(output: &ListSessionsOutput) -> String {
     for s in &output.sessions {
         let r = &s.record;
         text.push_str(&format!(
-            "{} created_ms={} status={} seq={} program={} title={}{}{}{}\n",
+            "{}{} created_ms={} status={} seq={} program={} title={}{}{}{}\n",
             printable(&r.address),
+            r.machine
+                .as_deref()
+                .map_or(String::new(), |m| format!(" machine={}", printable(m))),
             r.created_ms,
             match &r.reported_status {
                 Some(word) => format!("unknown(reported {})", printable(word)),

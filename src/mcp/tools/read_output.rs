@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::mcp::arguments::address;
 
+use crate::app::App;
 use crate::escape::printable;
-use crate::hc::HcClient;
 use crate::hc::wire::TerminalStatus;
 use crate::mcp::error::{ToolError, structured_value};
 use crate::mcp::text::{
@@ -50,14 +50,13 @@ pub(crate) struct ReadOutputOutput {
     pub notice: String,
 }
 
-/// The screen `args` asks for, read through `client`.
-pub(crate) async fn run(
-    client: &HcClient,
-    args: ReadOutputArgs,
-) -> Result<CallToolResult, ToolError> {
+/// The screen `args` asks for, read through `app` (never from a machine
+/// the config does not show).
+pub(crate) async fn run(app: &App, args: ReadOutputArgs) -> Result<CallToolResult, ToolError> {
     let max_chars = read_limit(args.max_chars, DEFAULT_READ_CHARS)
         .map_err(|problem| ToolError::invalid("max_chars", problem))?;
-    let read = client.read(&args.address).await?;
+    app.check_shown(&args.address)?;
+    let read = app.client().read(&args.address).await?;
     let screen = read.value;
     if let Some(expected) = args.created_ms
         && expected != screen.created_ms

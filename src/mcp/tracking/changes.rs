@@ -1,6 +1,7 @@
 //! What changed between a `since` and a look at hc: per covered address, a
 //! terminal that appeared, reported a status (a higher `status_seq`),
-//! finished, is another lifetime, is gone, or left the scope. Pure: the
+//! finished, is another lifetime, is gone, left the scope, or became
+//! unreachable or reachable again with its machine (`machines`). Pure: the
 //! waits, `list_sessions` and the resources all judge a look so.
 
 use std::collections::BTreeMap;
@@ -8,8 +9,11 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::machines::{
+    MachineChange, Missing, advance_machines, compare_machines, marks_of, missing,
+};
 use super::since::{AddressKey, Entry, Scope, Seen, Since};
-use crate::hc::wire::{TerminalRecord, TerminalStatus};
+use crate::hc::wire::{MachineRecord, TerminalRecord, TerminalStatus};
 use crate::mcp::seal::SealKey;
 
 /// Most changes one answer reports; the rest follow on the next call.
@@ -31,6 +35,11 @@ pub(crate) enum ChangeKind {
     Gone,
     /// hc lists it, but it is out of the scope now (no longer approved).
     LeftScope,
+    /// Its machine is not connected: hc does not list it now, and it may
+    /// still run (never called gone for that).
+    Unreachable,
+    /// Its machine is connected again and lists it, the same lifetime.
+    Reachable,
 }
 
 /// One change, as the answer reports it.
@@ -65,6 +74,11 @@ pub(crate) struct Look<'a> {
     /// Whether a listed terminal is in the scope (for [`Scope::Named`],
     /// the since's own keys decide).
     pub in_scope: &'a dyn Fn(&TerminalRecord) -> bool,
+    /// The machines shown, asked after the terminals; `None` from a core
+    /// without `machine.list`.
+    pub machines: Option<&'a [MachineRecord]>,
+    /// Wall-clock ms when the terminals were asked for.
+    pub listed_ms: u64,
 }
 
 /// A since holding what `look` shows of `scope`, made at `made_ms`.
@@ -81,6 +95,10 @@ pub(crate) fn since_of(
             .entry(AddressKey::of(&record.address, key))
             .or_insert(Some(Seen::of(record)));
     }
+    let machines = match scope {
+        Scope::Named => Vec::new(),
+        Scope::Approved | Scope::All => marks_of(look.machines.unwrap_or_default(), key),
+    };
     Since {
         core_id: core_id.to_owned(),
         scope,
@@ -89,6 +107,7 @@ pub(crate) fn since_of(
             .into_iter()
             .map(|(key, seen)| Entry { key, seen })
             .collect(),
+        machines,
     }
 }
 
@@ -116,6 +135,18 @@ pub(crate) fn named_since(
             .into_iter()
             .map(|(key, seen)| Entry { key, seen })
             .collect(),
+        machines: Vec::new(),
+    }
+}
+
+/// Every machine change from `since` to `look` (none for a
+/// [`Scope::Named`] since, which covers addresses only).
+pub(crate) fn machine_changes(since: &Since, look: &Look<'_>, key: &SealKey) -> Vec<MachineChange> {
+    match since.scope {
+        Scope::Named => Vec::new(),
+        Scope::Approved | Scope::All => {
+            compare_machines(&since.machines, look.machines.unwrap_or_default(), key)
+        }
     }
 }
 
@@ -147,6 +178,7 @@ pub(crate) fn compare(
         let kind = match before {
             None => ChangeKind::Appeared,
             Some(b) if b.created_ms != now.created_ms => ChangeKind::NewLifetime,
+            Some(b) if b.unreachable => ChangeKind::Reachable,
             Some(b) if now.finished && !b.finished => ChangeKind::Finished,
             Some(b) if now.status_seq > b.status_seq => ChangeKind::Status,
             Some(_) => continue,
@@ -169,10 +201,19 @@ pub(crate) fn compare(
     for entry in &since.entries {
         let Some(before) = entry.seen else { continue };
         let kind = match listed.get(&entry.key) {
-            None => ChangeKind::Gone,
+            None => match missing(entry.key.address(), look.machines, look.listed_ms) {
+                Missing::Gone => ChangeKind::Gone,
+                Missing::Unreachable if !before.unreachable => ChangeKind::Unreachable,
+                Missing::Unreachable | Missing::NotYet => continue,
+            },
             Some(record) if !in_scope(&entry.key, record) => ChangeKind::LeftScope,
             Some(_) => continue,
         };
+        // An unreachable terminal stays covered, as last seen.
+        let after = (kind == ChangeKind::Unreachable).then_some(Seen {
+            unreachable: true,
+            ..before
+        });
         changes.push(Change {
             address: entry.key.address().map(str::to_owned),
             change: kind,
@@ -184,16 +225,22 @@ pub(crate) fn compare(
             finished: before.finished,
             wanted: true,
             key: entry.key.clone(),
-            after: None,
+            after,
         });
     }
     changes.sort_by(|a, b| a.key.cmp(&b.key));
     changes
 }
 
-/// `since` with `reported` applied: what the answer that reports them has
-/// shown, made at `made_ms` (never earlier than it was).
-pub(crate) fn advance(since: &Since, reported: &[Change], made_ms: u64) -> Since {
+/// `since` with `reported` (and `machines_reported`) applied: what the
+/// answer that reports them has shown, made at `made_ms` (never earlier
+/// than it was).
+pub(crate) fn advance(
+    since: &Since,
+    reported: &[Change],
+    machines_reported: &[MachineChange],
+    made_ms: u64,
+) -> Since {
     let mut entries: BTreeMap<AddressKey, Option<Seen>> = since
         .entries
         .iter()
@@ -220,6 +267,7 @@ pub(crate) fn advance(since: &Since, reported: &[Change], made_ms: u64) -> Since
             .into_iter()
             .map(|(key, seen)| Entry { key, seen })
             .collect(),
+        machines: advance_machines(&since.machines, machines_reported),
     }
 }
 
@@ -256,6 +304,8 @@ mod tests {
             &Look {
                 terminals: &before,
                 in_scope: &all,
+                machines: None,
+                listed_ms: 1,
             },
             "c",
             Scope::All,
@@ -274,6 +324,8 @@ mod tests {
         let look = Look {
             terminals: &after,
             in_scope: &all,
+            machines: None,
+            listed_ms: 2,
         };
         let done_only = |s: TerminalStatus| s == TerminalStatus::Done;
         let changes = compare(&since, &look, &key, &done_only);
@@ -294,7 +346,7 @@ mod tests {
         assert_eq!(changes[0].old_status_seq, Some(3));
         assert_eq!(changes[0].status_seq, Some(4));
         assert!(changes.iter().all(|c| c.wanted));
-        let next = advance(&since, &changes, 2);
+        let next = advance(&since, &changes, &[], 2);
         assert!(compare(&next, &look, &key, &done_only).is_empty());
         assert_eq!(next, since_of(&look, "c", Scope::All, 2, &key));
     }
@@ -311,6 +363,8 @@ mod tests {
             &Look {
                 terminals: &before,
                 in_scope: &approved,
+                machines: None,
+                listed_ms: 1,
             },
             "c",
             Scope::Approved,
@@ -324,6 +378,8 @@ mod tests {
         let look = Look {
             terminals: &after,
             in_scope: &approved,
+            machines: None,
+            listed_ms: 2,
         };
         let changes = compare(&since, &look, &key, &|s| s == TerminalStatus::Done);
         assert_eq!(changes.len(), 2);
@@ -350,11 +406,13 @@ mod tests {
         let look = Look {
             terminals: &after,
             in_scope: &all,
+            machines: None,
+            listed_ms: 2,
         };
         let changes = compare(&since, &look, &key, &|_| true);
         let kinds: Vec<ChangeKind> = changes.iter().map(|c| c.change).collect();
         assert_eq!(kinds, [ChangeKind::Gone, ChangeKind::Appeared]);
-        let next = advance(&since, &changes, 2);
+        let next = advance(&since, &changes, &[], 2);
         assert_eq!(next.entries.len(), 2, "t1 stays covered while gone");
         assert!(compare(&next, &look, &key, &|_| true).is_empty());
     }

@@ -4,5 +4,6 @@
 
 pub(crate) mod changes;
 mod leb128;
+pub(crate) mod machines;
 pub(crate) mod since;
 pub(crate) mod ticker;

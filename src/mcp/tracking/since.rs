@@ -13,8 +13,13 @@
 //! and says which scopes do have one. An address longer than
 //! [`FULL_ADDRESS_BYTES`] is held as a keyed 8-byte digest; such a
 //! terminal, once gone, is named by its lifetime alone.
+//!
+//! Version 3 adds an entry flag (its machine was not connected: the
+//! terminal is unreachable, not gone) and, after the entries, the shown
+//! machines: each name, state and a digest of its core (`machines`).
 
 use super::leb128::{Reader, put, unzigzag, zigzag};
+use super::machines::{MachineMark, put_marks, read_marks};
 use crate::hc::wire::TerminalRecord;
 use crate::mcp::seal::SealKey;
 
@@ -24,10 +29,11 @@ pub(crate) const MAX_SINCE_CHARS: usize = 32 * 1024;
 /// Longest address held as itself.
 const FULL_ADDRESS_BYTES: usize = 32;
 const PURPOSE: &str = "since";
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 const HASHED: u8 = 1;
 const PRESENT: u8 = 2;
 const FINISHED: u8 = 4;
+const UNREACHABLE: u8 = 8;
 
 /// Which terminals a `since` covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +103,8 @@ pub(crate) struct Seen {
     pub created_ms: i64,
     pub status_seq: u64,
     pub finished: bool,
+    /// Its machine was not connected: what is held is from before.
+    pub unreachable: bool,
 }
 
 impl Seen {
@@ -105,6 +113,7 @@ impl Seen {
             created_ms: record.created_ms,
             status_seq: record.status_seq,
             finished: record.is_finished(),
+            unreachable: false,
         }
     }
 }
@@ -127,6 +136,9 @@ pub(crate) struct Since {
     pub made_ms: u64,
     /// Sorted by key, one per key.
     pub entries: Vec<Entry>,
+    /// The machines shown when it was made, sorted by name (none in a
+    /// [`Scope::Named`] since, and from a core without machines).
+    pub machines: Vec<MachineMark>,
 }
 
 /// Why a `since` was refused.
@@ -171,6 +183,9 @@ impl Since {
                 if seen.finished {
                     flags |= FINISHED;
                 }
+                if seen.unreachable {
+                    flags |= UNREACHABLE;
+                }
             }
             out.push(flags);
             match &entry.key {
@@ -190,6 +205,7 @@ impl Since {
                 put(&mut out, seen.status_seq);
             }
         }
+        put_marks(&mut out, &self.machines);
         let sealed = key.seal(PURPOSE, &out);
         (sealed.len() <= MAX_SINCE_CHARS).then_some(sealed)
     }
@@ -252,7 +268,7 @@ fn decode(payload: &[u8]) -> Option<Since> {
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let flags = r.byte()?;
-        if flags & !(HASHED | PRESENT | FINISHED) != 0 {
+        if flags & !(HASHED | PRESENT | FINISHED | UNREACHABLE) != 0 {
             return None;
         }
         let key = if flags & HASHED != 0 {
@@ -271,6 +287,7 @@ fn decode(payload: &[u8]) -> Option<Since> {
                 created_ms: base.checked_add_unsigned(r.int()?)?,
                 status_seq: r.int()?,
                 finished: flags & FINISHED != 0,
+                unreachable: flags & UNREACHABLE != 0,
             })
         } else {
             None
@@ -280,11 +297,13 @@ fn decode(payload: &[u8]) -> Option<Since> {
         }
         entries.push(Entry { key, seen });
     }
+    let machines = read_marks(&mut r)?;
     r.0.is_empty().then_some(Since {
         core_id,
         scope,
         made_ms,
         entries,
+        machines,
     })
 }
 
@@ -298,6 +317,7 @@ mod tests {
             scope: Scope::Approved,
             made_ms: 1_780_000_000_123,
             entries,
+            machines: Vec::new(),
         }
     }
 
@@ -308,6 +328,7 @@ mod tests {
                 created_ms,
                 status_seq,
                 finished: false,
+                unreachable: false,
             }),
         }
     }
@@ -324,7 +345,13 @@ mod tests {
             },
         ];
         entries.sort_by(|a, b| a.key.cmp(&b.key));
-        let made = since(entries);
+        let mut made = since(entries);
+        made.entries[0].seen.as_mut().unwrap().unreachable = true;
+        made.machines = vec![MachineMark {
+            name: "build".into(),
+            state: crate::hc::wire::MachineState::Disconnected,
+            core: None,
+        }];
         let token = made.seal(&key).unwrap();
         let opened = Since::open(&key, &token).unwrap();
         assert_eq!(opened, made);

@@ -11,20 +11,52 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 use tokio::time::MissedTickBehavior;
 
+use super::changes::Look;
 use crate::app::App;
-use crate::hc::CoreId;
-use crate::hc::wire::TerminalRecord;
+use crate::hc::wire::{MachineRecord, TerminalRecord};
+use crate::hc::{CoreError, CoreId};
 
 /// One look at hc.
 #[derive(Debug)]
 pub(crate) struct Sighting {
     /// The core that answered.
     pub core: CoreId,
-    /// Every terminal it listed, in its order.
+    /// Every terminal it listed, in its order (those of machines the
+    /// config does not show left out).
     pub terminals: Vec<TerminalRecord>,
+    /// The machines it listed right after, shown ones only; `None` from a
+    /// core without `machine.list`.
+    pub machines: Option<Vec<MachineRecord>>,
     /// Wall-clock ms when the listing was asked: it shows everything known
     /// before then.
     pub asked_ms: u64,
+}
+
+impl Sighting {
+    /// One look at hc now, as a wait polls: its terminals, then its
+    /// machines (in that order: a machine that goes down between the two
+    /// shows its terminals once more, never calls them gone).
+    pub(crate) async fn now(app: &App) -> Result<Sighting, CoreError> {
+        let asked_ms = wall_ms();
+        let listed = app.poll_list(true).await?;
+        let machines = app.poll_machines().await?;
+        Ok(Sighting {
+            core: listed.core.core_id.clone(),
+            terminals: listed.value.terminals,
+            machines,
+            asked_ms,
+        })
+    }
+
+    /// This look, as the changes judge it.
+    pub(crate) fn look<'a>(&'a self, in_scope: &'a dyn Fn(&TerminalRecord) -> bool) -> Look<'a> {
+        Look {
+            terminals: &self.terminals,
+            in_scope,
+            machines: self.machines.as_deref(),
+            listed_ms: self.asked_ms,
+        }
+    }
 }
 
 /// The latest look.
@@ -89,13 +121,8 @@ async fn run(shared: Arc<Shared>, app: Arc<App>, poll: Duration) {
                 return;
             }
         }
-        let asked_ms = wall_ms();
-        let tick = match app.client().polls().list(true).await {
-            Ok(answer) => Tick::Seen(Arc::new(Sighting {
-                core: answer.core.core_id.clone(),
-                terminals: answer.value.terminals,
-                asked_ms,
-            })),
+        let tick = match Sighting::now(&app).await {
+            Ok(sighting) => Tick::Seen(Arc::new(sighting)),
             Err(e) => {
                 tracing::debug!(error = %e, "hc could not be listed this tick");
                 Tick::Failed

@@ -11,6 +11,7 @@
 //! `internal_error`).
 
 pub(crate) mod confirm;
+mod machine;
 mod pipeline;
 mod preflight;
 pub(crate) mod verdict;

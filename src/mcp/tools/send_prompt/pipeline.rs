@@ -255,6 +255,7 @@ fn check_input<'a>(
         why: Arc::clone(why),
     })?;
     let flag = || config.operator_flag().to_owned();
+    super::machine::shown(config.machines(), &args.address).map_err(Refusal::Machine)?;
     let core_id = config
         .core_id()
         .ok_or_else(|| Refusal::NoCoreId { flag: flag() })?;
@@ -310,6 +311,11 @@ fn check_target(
             flag: config.operator_flag().to_owned(),
         });
     };
+    if let Some((machine, seen)) = &preflight.machine {
+        let approved = config.approved_machine_core(&lifetime);
+        super::machine::check(machine, seen, approved, config.operator_flag())
+            .map_err(Refusal::Machine)?;
+    }
     if let Some((index, character)) = first_line_control(&args.text)
         && !approval.multiline
     {
@@ -475,6 +481,7 @@ mod tests {
             program: None,
             title: None,
             cwd: None,
+            machine: None,
         }
     }
 

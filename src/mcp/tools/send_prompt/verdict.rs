@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use rmcp::model::InputRequiredResult;
 
+pub(crate) use super::machine::MachineRefusal;
 pub(crate) use crate::audit::ReasonCode;
 use crate::config::{ConfigError, SendMode};
 use crate::hc::wire::{ErrorKind, SendResult, TerminalStatus};
@@ -82,6 +83,9 @@ pub(crate) enum Refusal {
     NotFound(CoreError),
     /// The preflight `terminal.get` failed otherwise.
     PreflightFailed(CoreError),
+    /// The target's machine may not take the send (hidden, not connected,
+    /// or running another core than the approval's).
+    Machine(MachineRefusal),
     /// The preflight was answered by another core than `coreId`.
     CoreIdMismatch {
         live: CoreId,
@@ -175,6 +179,9 @@ impl Refusal {
             Refusal::Cancelled => ReasonCode::Cancelled,
             Refusal::NotFound(_) => ReasonCode::NotFound,
             Refusal::PreflightFailed(_) => ReasonCode::PreflightFailed,
+            Refusal::Machine(MachineRefusal::Hidden { .. }) => ReasonCode::MachineHidden,
+            Refusal::Machine(MachineRefusal::Unavailable { .. }) => ReasonCode::MachineUnavailable,
+            Refusal::Machine(MachineRefusal::Changed { .. }) => ReasonCode::MachineChanged,
             Refusal::CoreIdMismatch { .. } | Refusal::CoreChanged { .. } => {
                 ReasonCode::CoreIdMismatch
             }
@@ -243,6 +250,7 @@ impl fmt::Display for Refusal {
             Refusal::NotFound(e) | Refusal::PreflightFailed(e) => {
                 write!(f, "preflight terminal.get failed: {e}")
             }
+            Refusal::Machine(refusal) => write!(f, "{refusal}"),
             Refusal::CoreIdMismatch {
                 live,
                 configured,
@@ -405,9 +413,9 @@ pub(crate) fn classify(answer: Result<SendResult, SendError>, approved_created_m
             actual,
             flag,
         }),
-        Err(SendError::NotDispatched(e @ CoreError::Queued { .. })) => {
-            Verdict::NotSent(Refusal::SendsQueued(e))
-        }
+        Err(SendError::NotDispatched(
+            e @ (CoreError::Queued { .. } | CoreError::MachineQueued { .. }),
+        )) => Verdict::NotSent(Refusal::SendsQueued(e)),
         Err(SendError::NotDispatched(e)) => Verdict::NotSent(Refusal::DispatchFailed(e)),
         Err(SendError::Dispatched(e)) if e.hc_kind() == Some(ErrorKind::StatusMismatch) => {
             let data = match &e {

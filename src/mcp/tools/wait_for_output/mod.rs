@@ -153,6 +153,7 @@ pub(crate) async fn run(
     args: WaitForOutputArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
+    app.check_shown(&args.address)?;
     let plan = OutputPlan::new(args, app.loaded().config().wait_max())?;
     let started = Instant::now();
     let mut watch = OutputWatch::new(&plan, matchers);

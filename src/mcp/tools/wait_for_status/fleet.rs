@@ -22,10 +22,11 @@ use crate::hc::wire::TerminalRecord;
 use crate::mcp::error::{ToolError, structured};
 use crate::mcp::tools::wait;
 use crate::mcp::tracking::changes::{
-    Change, ChangeKind, Look, MAX_CHANGES, advance, compare, since_of,
+    Change, ChangeKind, MAX_CHANGES, advance, compare, machine_changes, since_of,
 };
+use crate::mcp::tracking::machines::MachineChange;
 use crate::mcp::tracking::since::{Scope, Since};
-use crate::mcp::tracking::ticker::{Sighting, Tick, wall_ms};
+use crate::mcp::tracking::ticker::{Sighting, Tick};
 
 pub(super) async fn run(
     w: Watching<'_>,
@@ -71,10 +72,8 @@ pub(super) async fn run(
             since
         }
         None => {
-            let look = Look {
-                terminals: &current.terminals,
-                in_scope: &|r| in_scope(w, scope, &current, r),
-            };
+            let in_scope = |r: &TerminalRecord| in_scope(w, scope, &current, r);
+            let look = current.look(&in_scope);
             let baseline = since_of(
                 &look,
                 current.core.as_str(),
@@ -108,17 +107,18 @@ pub(super) async fn run(
             )
             .await;
         }
-        let mut changes = {
-            let look = Look {
-                terminals: &current.terminals,
-                in_scope: &|r| in_scope(w, scope, &current, r),
-            };
-            compare(&baseline, &look, w.seal, &wanted_status)
+        let (mut changes, machines) = {
+            let in_scope = |r: &TerminalRecord| in_scope(w, scope, &current, r);
+            let look = current.look(&in_scope);
+            (
+                compare(&baseline, &look, w.seal, &wanted_status),
+                machine_changes(&baseline, &look, w.seal),
+            )
         };
         // The wanted ones first, so they are never cut off by the others.
         changes.sort_by_key(|c| !c.wanted);
-        if changes.first().is_some_and(|c| c.wanted) {
-            let answering = Answering::changed(&baseline, &current, scope, changes);
+        if changes.first().is_some_and(|c| c.wanted) || !machines.is_empty() {
+            let answering = Answering::changed(&baseline, &current, scope, changes, machines);
             return answer(w, answering, &bounds, started).await;
         }
         let now = Instant::now();
@@ -137,7 +137,7 @@ pub(super) async fn run(
         match next_look(w, &mut ticks, Some(current.asked_ms), deadline, context).await? {
             Some(next) => current = next,
             None => {
-                let answering = Answering::changed(&baseline, &current, scope, changes);
+                let answering = Answering::changed(&baseline, &current, scope, changes, Vec::new());
                 return answer(w, answering, &bounds, started).await;
             }
         }
@@ -198,15 +198,7 @@ async fn next_look(
             Tick::Seen(seen) if fresh_after.is_none_or(|after| seen.asked_ms > after) => {
                 return Ok(Some(seen));
             }
-            Tick::Failed => {
-                let asked_ms = wall_ms();
-                let answer = w.app.client().polls().list(true).await?;
-                return Ok(Some(Arc::new(Sighting {
-                    core: answer.core.core_id.clone(),
-                    terminals: answer.value.terminals,
-                    asked_ms,
-                })));
-            }
+            Tick::Failed => return Ok(Some(Arc::new(Sighting::now(w.app).await?))),
             Tick::Seen(_) | Tick::Nothing => {}
         }
         tokio::select! {
@@ -226,6 +218,8 @@ struct Answering {
     scope: Scope,
     /// Every change found, wanted ones first.
     changes: Vec<Change>,
+    /// Every machine change found.
+    machines: Vec<MachineChange>,
     sighting: Arc<Sighting>,
     /// The since the answer hands out, before its changes are applied.
     base: Since,
@@ -237,6 +231,7 @@ impl Answering {
         sighting: &Arc<Sighting>,
         scope: Scope,
         changes: Vec<Change>,
+        machines: Vec<MachineChange>,
     ) -> Answering {
         let outcome = match changes.first() {
             Some(c) if c.wanted => match c.change {
@@ -245,13 +240,17 @@ impl Answering {
                 ChangeKind::Gone | ChangeKind::LeftScope => WaitOutcome::Gone,
                 ChangeKind::NewLifetime => WaitOutcome::LifetimeMismatch,
                 ChangeKind::Appeared => WaitOutcome::Appeared,
+                ChangeKind::Unreachable => WaitOutcome::Unreachable,
+                ChangeKind::Reachable => WaitOutcome::MachineChanged,
             },
+            _ if !machines.is_empty() => WaitOutcome::MachineChanged,
             _ => WaitOutcome::Timeout,
         };
         Answering {
             outcome,
             scope,
             changes,
+            machines,
             sighting: Arc::clone(sighting),
             base: baseline.clone(),
         }
@@ -264,6 +263,7 @@ impl Answering {
             outcome: WaitOutcome::CoreRestarted,
             scope,
             changes: Vec::new(),
+            machines: Vec::new(),
             sighting: Arc::clone(sighting),
             base: Since {
                 core_id: sighting.core.to_string(),
@@ -281,6 +281,7 @@ impl Answering {
                 } else {
                     Vec::new()
                 },
+                machines: Vec::new(),
             },
         }
     }
@@ -296,12 +297,13 @@ async fn answer(
         outcome,
         scope,
         mut changes,
+        machines,
         sighting,
         base,
     } = answering;
     let more = changes.len() > MAX_CHANGES;
     changes.truncate(MAX_CHANGES);
-    let next = advance(&base, &changes, sighting.asked_ms);
+    let next = advance(&base, &changes, &machines, sighting.asked_ms);
     let since = next.seal(w.seal);
     let since_unavailable = since.is_none().then(|| next.unavailable());
     let ending = changes
@@ -343,6 +345,7 @@ async fn answer(
         output: screen,
         scope: Some(scope.as_str().to_owned()),
         changes,
+        machine_changes: machines,
         more,
         since,
         since_unavailable,

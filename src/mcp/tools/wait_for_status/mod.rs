@@ -244,6 +244,11 @@ impl Watch for StatusWatch<'_> {
                     outcome
                 }
                 Err(e) if e.hc_kind() == Some(ErrorKind::NotFound) => Some(WaitOutcome::Gone),
+                // Its machine is not connected: the terminal may still run.
+                Err(e) if e.hc_kind() == Some(ErrorKind::MachineUnavailable) => {
+                    answered = true;
+                    Some(WaitOutcome::Unreachable)
+                }
                 Err(e) => return Err(e.into()),
             };
             if ending.is_none() {
@@ -336,6 +341,9 @@ pub(crate) async fn run(
             "scope",
             "applies only without targets: drop targets or scope",
         ));
+    }
+    for target in &targets {
+        w.app.check_shown(&target.address)?;
     }
     let plan = StatusPlan::new(targets, bounds)?;
     let started = Instant::now();

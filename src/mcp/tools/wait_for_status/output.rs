@@ -12,13 +12,16 @@ use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::text::shown_screen;
 use crate::mcp::tools::wait;
 use crate::mcp::tracking::changes::{Change, ChangeKind};
+use crate::mcp::tracking::machines::{MachineChange, MachineChangeKind};
 
 /// How a status wait ended: `reached` (a target reached an `until`
 /// state), `timeout`, `finished` (a target's program exited), `gone` (its
-/// terminal no longer exists, or left the scope), `lifetime_mismatch`
-/// (another lifetime is at the address), `appeared` (without targets: a
-/// terminal came into the scope) or `core_restarted` (hc restarted during
-/// the wait).
+/// terminal no longer exists, or left the scope), `unreachable` (its
+/// machine is not connected: it may still run), `machine_changed`
+/// (without targets: a machine was added, removed, went down, came back
+/// or runs another core), `lifetime_mismatch` (another lifetime is at the
+/// address), `appeared` (without targets: a terminal came into the scope)
+/// or `core_restarted` (hc restarted during the wait).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum WaitOutcome {
@@ -30,6 +33,12 @@ pub(crate) enum WaitOutcome {
     Finished,
     /// A target's terminal no longer exists.
     Gone,
+    /// A target's machine is not connected (or a covered terminal's, in a
+    /// fleet wait): its terminal could not be asked, and may still run.
+    Unreachable,
+    /// Without targets: a machine was added, removed, or changed its
+    /// connection state or its core (`machine_changes` says which).
+    MachineChanged,
     /// The terminal at a target's address is another lifetime than the one
     /// waited on: created_ms, or the first one the wait saw.
     LifetimeMismatch,
@@ -83,6 +92,11 @@ pub(crate) struct WaitForStatusOutput {
     /// Without targets: every change of a covered terminal after the since
     /// given (or the call's start), at most 64, in address order.
     pub changes: Vec<Change>,
+    /// Without targets: every machine (of those the config shows) added,
+    /// removed, or whose connection state or core changed after the since;
+    /// each ends the wait. A terminal on a machine that is not connected is
+    /// reported `unreachable`, never `gone`.
+    pub machine_changes: Vec<MachineChange>,
     /// True when more changes happened than `changes` holds: call again
     /// with `since`, which resumes right after them.
     pub more: bool,
@@ -135,6 +149,7 @@ impl WaitForStatusOutput {
             scope: None,
             changes: Vec::new(),
             more: false,
+            machine_changes: Vec::new(),
             since: None,
             since_unavailable: None,
             note: (outcome == WaitOutcome::Timeout)
@@ -200,6 +215,24 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
             if t.finished { " finished" } else { "" }
         ));
     }
+    for m in &out.machine_changes {
+        text.push_str(&format!(
+            "\n  machine {}: {}{}",
+            printable(&m.machine),
+            match m.change {
+                MachineChangeKind::Added => "added".to_owned(),
+                MachineChangeKind::State => "state changed".to_owned(),
+                MachineChangeKind::CoreChanged => "runs another core now".to_owned(),
+                MachineChangeKind::Removed => "removed".to_owned(),
+            },
+            match (m.old_state, m.state) {
+                (Some(old), Some(new)) => format!(" ({old} -> {new})"),
+                (None, Some(new)) => format!(" ({new})"),
+                (Some(old), None) => format!(" (was {old})"),
+                (None, None) => String::new(),
+            }
+        ));
+    }
     for c in &out.changes {
         text.push_str(&format!(
             "\n  change {}: {}{} seq {}->{}{}",
@@ -240,5 +273,7 @@ fn change_word(kind: ChangeKind) -> &'static str {
         ChangeKind::NewLifetime => "new lifetime",
         ChangeKind::Gone => "gone",
         ChangeKind::LeftScope => "left the scope",
+        ChangeKind::Unreachable => "unreachable (its machine is not connected)",
+        ChangeKind::Reachable => "reachable again",
     }
 }

@@ -21,12 +21,13 @@ pub(super) fn message(args: &SendPromptArgs, preflight: &Preflight, mode: SendMo
     };
     format!(
         "Send this prompt to a terminal?\n\
-         address: {address}\nprogram: {program}\ntitle: {title}\ncwd: {cwd}\n\
+         address: {address}\nmachine: {machine}\nprogram: {program}\ntitle: {title}\ncwd: {cwd}\n\
          send mode: {mode}\n\
          prompt ({chars} characters): {text}\n\
          Each value above is a JSON string, as the terminal's programs set it.\n\
          Confirm only if you want exactly this prompt typed into that terminal and submitted.",
         address = quoted(&args.address),
+        machine = shown(preflight.machine.as_ref().map(|(name, _)| name.as_str())),
         program = shown(preflight.program.as_deref()),
         title = shown(preflight.title.as_deref()),
         cwd = shown(preflight.cwd.as_deref()),
@@ -97,6 +98,7 @@ mod tests {
             program: Some("agent\r\nsend mode: normal".into()),
             title: Some(title.into()),
             cwd: None,
+            machine: None,
         }
     }
 
@@ -114,11 +116,12 @@ mod tests {
             .iter()
             .map(|l| l.split(':').next().unwrap_or(""))
             .collect();
-        assert_eq!(lines.len(), 9, "{question}");
+        assert_eq!(lines.len(), 10, "{question}");
         assert_eq!(
-            labels[1..7],
+            labels[1..8],
             [
                 "address",
+                "machine",
                 "program",
                 "title",
                 "cwd",
@@ -136,10 +139,11 @@ mod tests {
         let value = |line: &str| -> String {
             serde_json::from_str(line.split_once(": ").unwrap().1).unwrap()
         };
-        assert_eq!(value(lines[3]), forged);
-        assert_eq!(value(lines[2]), "agent\r\nsend mode: normal");
-        assert_eq!(lines[4], "cwd: null");
-        assert_eq!(value(lines[6]), "rm -rf build");
+        assert_eq!(lines[2], "machine: null");
+        assert_eq!(value(lines[4]), forged);
+        assert_eq!(value(lines[3]), "agent\r\nsend mode: normal");
+        assert_eq!(lines[5], "cwd: null");
+        assert_eq!(value(lines[7]), "rm -rf build");
         assert!(
             !question
                 .chars()

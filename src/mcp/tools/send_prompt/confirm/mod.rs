@@ -384,6 +384,7 @@ mod tests {
             program: None,
             title: None,
             cwd: None,
+            machine: None,
         };
         pending_question(
             confirmations,
