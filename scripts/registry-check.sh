@@ -74,11 +74,16 @@ if [[ ! -x $sim ]]; then
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/registry-check.XXXXXX")"
-pids=()
+pids=()     # the registries and the simulator
+serve_pid="" # a serve through the launcher, while one runs
 cleanup() {
   local pid
+  if [[ -n $serve_pid ]]; then
+    pkill -KILL -P "$serve_pid" 2>/dev/null || true
+    kill -KILL "$serve_pid" 2>/dev/null || true
+  fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for pid in "${pids[@]}" $serve_pid; do wait "$pid" 2>/dev/null || true; done
   if [[ -n ${REGISTRY_CHECK_KEEP:-} ]]; then say "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -163,9 +168,16 @@ user_env=(env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" PATH="$user_path" LANG=
 user() { "${user_env[@]}" "$@"; }
 
 "$sim" --socket "$runtime/herdr-core/hc.sock" --agents 2 --shells 1 >"$work/sim.log" 2>&1 &
-pids+=($!)
+sim_pid=$!
+pids+=("$sim_pid")
 for ((i = 0; i < 100; i++)); do [[ -S $runtime/herdr-core/hc.sock ]] && break; sleep 0.1; done
 [[ -S $runtime/herdr-core/hc.sock ]] || die "the simulator did not start: $(cat "$work/sim.log")"
+sim_alive() { # the checks after this need the simulator
+  kill -0 "$sim_pid" 2>/dev/null && return 0
+  local code=0
+  wait "$sim_pid" || code=$?
+  die "the simulator stopped (exit status $code) before $1: $(cat "$work/sim.log")"
+}
 
 want_version="$("$BIN" --version)"
 installed() { # installed WHAT OUT FILE: OUT is the binary's --version, FILE the binary dist.sh built
@@ -197,6 +209,7 @@ user "$work/venv/bin/pip" install --quiet --no-cache-dir "$NAME" 2>"$work/pip.er
   { cat "$work/pip.err" >&2; die "pip install $NAME"; }
 installed "pip install $NAME" "$(user "$work/venv/bin/$NAME" --version)" "$work/venv/bin/$NAME"
 wheel="$(user "$work/venv/bin/python" -c 'import importlib.metadata as m; print(m.distribution("herdr-core-mcp").read_text("WHEEL"))' | sed -n 's/^Tag: //p' | tr '\n' ' ')"
+[[ $wheel == *"py3-none-manylinux_2_17_x86_64"* ]] || die "pip install $NAME did not take the wheel: $wheel"
 pass "pip install $NAME in a fresh venv: the wheel ($wheel)"
 
 # pipx hands `run` to `uv tool run` when it finds uv (as here), else
@@ -244,14 +257,15 @@ want=0
 serve_through_launcher() { # serve_through_launcher [ARGS]: serve ARGS
   mkfifo "$work/serve.in"
   exec {serve_fd}<>"$work/serve.in"
+  : >"$work/serve.err"
   # env itself (then node, which it execs): $! is the launcher's pid.
-  "${user_env[@]}" "$launcher" serve "$@" <"$work/serve.in" >/dev/null 2>"$work/serve.err" &
+  "${user_env[@]}" "$launcher" serve "$@" <"$work/serve.in" >/dev/null 2>>"$work/serve.err" &
   serve_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    grep -q 'serving MCP over stdio' "$work/serve.err" && break
-    sleep 0.1
+  local deadline=$((SECONDS + 20))
+  until grep -q 'serving MCP over stdio' "$work/serve.err"; do
+    ((SECONDS < deadline)) || die "no serve through the launcher within 20 s: $(cat "$work/serve.err")"
+    sleep 0.1 || true
   done
-  grep -q 'serving MCP over stdio' "$work/serve.err" || die "no serve through the launcher: $(cat "$work/serve.err")"
 }
 serve_done() { # waits for the launcher (10 s at most): its exit status in $code
   (sleep 10 && touch "$work/timed-out" && pkill -KILL -P "$serve_pid"; kill -KILL "$serve_pid") 2>/dev/null &
@@ -259,10 +273,12 @@ serve_done() { # waits for the launcher (10 s at most): its exit status in $code
   code=0
   { wait "$serve_pid"; } 2>/dev/null || code=$? # no "Killed" line from bash
   kill "$watchdog" 2>/dev/null || true
+  serve_pid=""
   exec {serve_fd}>&-
   rm "$work/serve.in"
   [[ ! -e $work/timed-out ]] || die "the launcher did not exit within 10 s: $(cat "$work/serve.err")"
 }
+sim_alive "the signals"
 "$BIN" init --socket "$runtime/herdr-core/hc.sock" --config "$work/signals.json" >/dev/null
 serve_through_launcher --config "$work/signals.json"
 kill -TERM "$serve_pid"
@@ -296,6 +312,7 @@ serve_done
 pass "reload through npx and through uvx reaches a serve that npx started: $(grep "^sent SIGHUP" <<<"$out")"
 
 config="$home/.config/$NAME/config.json"
+sim_alive "the sessions"
 for launch in "npx -y $NAME" "uvx $NAME" "$BIN"; do
   # shellcheck disable=SC2086 # the launcher's words
   ran="$(user "$PY" "$CHECK/run_launcher.py" --runs 5 -- $launch serve --config "$config" 2>"$work/run.err")" ||
