@@ -13,6 +13,13 @@
 #   host fills it, is run once against the simulator by the official Python
 #   SDK (packaging/mcpb/run_bundle.py): it lists the tools and prompts the
 #   manifest names and the simulator's terminals;
+# - each npm package unpacks into its package.json (name, version, os and
+#   cpu, the launcher's bin and exact optionalDependencies, no install
+#   script) and its files; each platform package's binary is executable,
+#   static, for its cpu, and the archive's binary byte for byte;
+# - each wheel is tagged py3-none manylinux_2_17 (manylinux2014) and
+#   musllinux_1_2 for its architecture and holds that binary as its one
+#   executable script; the sdist holds pyproject.toml and the crate;
 # - target/artifacts/server.json is valid against the MCP registry's schema,
 #   names the bundles' digests, and is the repository's server.json but
 #   for them.
@@ -46,8 +53,9 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || die "SHA256SUMS does not match target/artifacts"
-[[ $(wc -l <"$DIST/SHA256SUMS") -eq 4 ]] || die "SHA256SUMS should name two archives and two bundles"
-pass "SHA256SUMS matches the two archives and the two bundles"
+[[ $(wc -l <"$DIST/SHA256SUMS") -eq 10 ]] ||
+  die "SHA256SUMS should name two archives, two bundles, three npm packages, two wheels and the sdist"
+pass "SHA256SUMS matches the two archives, the two bundles, the three npm packages, the two wheels and the sdist"
 
 # --- the archives ---------------------------------------------------------
 
@@ -89,6 +97,74 @@ for pair in linux-x64:x86-64 linux-arm64:"ARM aarch64"; do
   [[ $described == *"$arch"* ]] || die "the binary in $bundle is not $arch: $described"
   pass "$(basename "$bundle"): manifest valid, $arch binary inside"
 done
+
+# --- the npm packages, the wheels and the sdist ------------------------------
+
+for pair in x86_64-unknown-linux-musl:linux-x64:x64:x86_64:x86-64 aarch64-unknown-linux-musl:linux-arm64:arm64:aarch64:"ARM aarch64"; do
+  IFS=: read -r target platform cpu arch described_arch <<<"$pair"
+  archived="$work/$target/$NAME-v$VERSION-$target/$NAME"
+  tgz="$NAME-$platform-$VERSION.tgz"
+  mkdir "$work/npm-$platform"
+  tar -C "$work/npm-$platform" -xzf "$DIST/$tgz"
+  got="$(cd "$work/npm-$platform/package" && find . -type f | LC_ALL=C sort | tr '\n' ' ')"
+  [[ $got == "./LICENSE ./bin/$NAME ./package.json " ]] || die "$tgz holds: $got"
+  "$PY" - "$work/npm-$platform/package/package.json" "@$NAME/$platform" "$VERSION" "$cpu" <<'PY' || die "$tgz: package.json"
+import json, sys
+package, name, version, cpu = json.load(open(sys.argv[1])), *sys.argv[2:]
+assert (package["name"], package["version"]) == (name, version), package
+assert package["os"] == ["linux"] and package["cpu"] == [cpu], package
+assert "scripts" not in package, package
+PY
+  packed="$work/npm-$platform/package/bin/$NAME"
+  [[ -x $packed ]] || die "$tgz: bin/$NAME is not executable"
+  described="$(file -b "$packed")"
+  [[ $described == *"$described_arch"* && $described == *"statically linked"* ]] || die "$tgz: $described"
+  cmp -s "$packed" "$archived" || die "$tgz: bin/$NAME is not the archive's binary"
+  pass "$tgz: @$NAME/$platform $VERSION, os linux, cpu $cpu, no scripts; the archive's static binary, mode $(stat -c %a "$packed")"
+
+  wheel="$(cd "$DIST" && echo "${NAME//-/_}-$VERSION-py3-none-"*"_$arch.whl")"
+  [[ -f $DIST/$wheel ]] || die "no wheel for $arch"
+  "$PY" - "$DIST/$wheel" "$archived" "$VERSION" "$arch" <<'PY' || die "$wheel"
+import sys, zipfile
+wheel, archived, version, arch = sys.argv[1:]
+z = zipfile.ZipFile(wheel)
+name = "herdr_core_mcp"
+tags = sorted(l.split(": ")[1] for l in z.read(f"{name}-{version}.dist-info/WHEEL").decode().splitlines()
+              if l.startswith("Tag: "))
+want = sorted(f"py3-none-{t}_{arch}" for t in ("manylinux2014", "manylinux_2_17", "musllinux_1_2"))
+assert tags == want, tags
+script = f"{name}-{version}.data/scripts/herdr-core-mcp"
+executables = [i.filename for i in z.infolist() if (i.external_attr >> 16) & 0o111]
+assert executables == [script], executables
+assert z.read(script) == open(archived, "rb").read(), "the wheel's binary is not the archive's"
+metadata = z.read(f"{name}-{version}.dist-info/METADATA").decode()
+assert f"\nVersion: {version}\n" in metadata, metadata[:300]
+assert "mcp-name: io.github.herdr-core-mcp/herdr-core-mcp" in metadata
+PY
+  pass "$wheel: tags manylinux_2_17 (manylinux2014) and musllinux_1_2, the archive's binary as its one script"
+done
+mkdir "$work/npm-launcher"
+tar -C "$work/npm-launcher" -xzf "$DIST/$NAME-$VERSION.tgz"
+got="$(cd "$work/npm-launcher/package" && find . -type f | LC_ALL=C sort | tr '\n' ' ')"
+[[ $got == "./LICENSE ./README.md ./bin/$NAME.js ./package.json " ]] || die "$NAME-$VERSION.tgz holds: $got"
+"$PY" - "$work/npm-launcher/package/package.json" "$VERSION" <<'PY' || die "$NAME-$VERSION.tgz: package.json"
+import json, sys
+package, version = json.load(open(sys.argv[1])), sys.argv[2]
+assert (package["name"], package["version"]) == ("herdr-core-mcp", version), package
+assert package["bin"] == {"herdr-core-mcp": "bin/herdr-core-mcp.js"}, package
+assert package["optionalDependencies"] == {f"@herdr-core-mcp/linux-{c}": version for c in ("arm64", "x64")}, package
+assert package["mcpName"] == "io.github.herdr-core-mcp/herdr-core-mcp", package
+assert "scripts" not in package and "dependencies" not in package, package
+PY
+node --check "$work/npm-launcher/package/bin/$NAME.js" || die "the launcher does not parse"
+pass "$NAME-$VERSION.tgz: the launcher, no dependencies, no scripts; optionalDependencies both platforms at $VERSION exactly"
+sdist="${NAME//-/_}-$VERSION.tar.gz"
+tar -C "$work" -xzf "$DIST/$sdist"
+for f in PKG-INFO pyproject.toml Cargo.toml Cargo.lock src/main.rs packaging/package-readme.md; do
+  [[ -f $work/${NAME//-/_}-$VERSION/$f ]] || die "$sdist has no $f"
+done
+grep -qx "Version: $VERSION" "$work/${NAME//-/_}-$VERSION/PKG-INFO" || die "$sdist: PKG-INFO is not version $VERSION"
+pass "$sdist: PKG-INFO $VERSION, pyproject.toml, Cargo.toml, Cargo.lock and the sources"
 
 # The x64 bundle's command, once, against the simulator, as a host runs it.
 mkdir -m 700 "$work/run"
