@@ -7,6 +7,7 @@
 //!   documents differ from the modelled contract;
 //! - [`approve`]: `allow` and `revoke`, the only writers of the allowlist;
 //! - [`doctor`]: every check a serve would make, without serving;
+//! - [`machines`]: the core's machines as these commands show them;
 //! - [`reload`]: SIGHUP to each running serve of a config;
 //! - [`setup`]: `init` (a first config) and `status` (the running serves);
 //! - [`serves`]: which processes are this user's serves, from `/proc`;
@@ -18,6 +19,7 @@ pub(crate) mod contract;
 pub(crate) mod doctor;
 mod edit;
 pub(crate) mod inspect;
+pub(crate) mod machines;
 pub(crate) mod marker;
 mod reapproval;
 pub(crate) mod reload;

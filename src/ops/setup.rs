@@ -203,8 +203,9 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
     })
 }
 
-/// This user's running serves: pid, transport, port, since when, which copy
-/// of this program (its version and path), and config.
+/// This user's running serves: pid, transport, the machines it shows,
+/// port, since when, which copy of this program (its version and path),
+/// and config.
 pub(crate) fn status(json: bool) -> String {
     let rows: Vec<Value> = serves::all_serves()
         .into_iter()
@@ -217,10 +218,17 @@ pub(crate) fn status(json: bool) -> String {
                 },
                 _ => "?",
             };
+            // Which of the core's machines it shows (doctor and
+            // inspect-core say which are connected).
+            let machines = match &loaded {
+                Some(Ok(config)) => config.machines().describe(),
+                _ => "?".to_owned(),
+            };
             json!({
                 "pid": serve.pid,
                 "config": serve.config.as_ref().map(|c| printable(&c.display().to_string()).into_owned()),
                 "transport": transport,
+                "machines": machines,
                 "ports": serves::listening_ports(serve.pid),
                 "started_ms": serves::started_s(serve.pid).map(|s| s * 1000),
                 "version": serve.copy.version,
@@ -241,6 +249,7 @@ pub(crate) fn status(json: bool) -> String {
         [
             "PID",
             "TRANSPORT",
+            "MACHINES",
             "PORT",
             "SINCE",
             "VERSION",
@@ -257,6 +266,7 @@ pub(crate) fn status(json: bool) -> String {
         cells.push([
             row["pid"].to_string(),
             row["transport"].as_str().unwrap_or("?").to_owned(),
+            row["machines"].as_str().unwrap_or("?").to_owned(),
             if ports.is_empty() {
                 "-".to_owned()
             } else {

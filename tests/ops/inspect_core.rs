@@ -68,7 +68,7 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
     insta::assert_snapshot!(render_table(&hello, &listing, &approvals));
     insta::assert_snapshot!(
         "inspect_core_json",
-        render_json(&hello, &listing, &approvals)
+        render_json(&hello, &listing, &approvals, None)
     );
 
     let config = sim.config(json!({}));

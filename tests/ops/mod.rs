@@ -13,5 +13,6 @@ mod first_setup;
 mod generated_files;
 mod hostile_neighbourhood;
 mod inspect_core;
+mod machines;
 mod newer_cores;
 mod no_dead_ends;

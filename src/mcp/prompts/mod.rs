@@ -67,24 +67,24 @@ impl HerdrServer {
     /// for; nothing is sent.
     #[prompt(
         name = "triage",
-        description = "List the blocked and failed terminals and read each screen: what is each waiting for, or what failed? Sends nothing."
+        description = "List the blocked and failed terminals, grouped by machine, and read each screen: what is each waiting for, or what failed? Sends nothing."
     )]
     async fn triage(&self) -> Vec<PromptMessage> {
         vec![PromptMessage::new_text(
             Role::User,
-            "Triage the herdr-core terminals: call list_sessions (every page). For each terminal whose status is `blocked` or `error`, call read_output and tell me, terminal by terminal, what it is waiting for or what failed, quoting the screen briefly. Do not call send_prompt, and never answer a prompt or a dialog for me: the decisions are mine.",
+            "Triage the herdr-core terminals: call list_machines, then list_sessions (every page). For each terminal whose status is `blocked` or `error`, call read_output and tell me, grouped by machine (this core's own first, then each machine by name: a terminal's `machine` field says which), terminal by terminal, what it is waiting for or what failed, quoting the screen briefly. Name each machine that is not connected: its terminals cannot be read now. Do not call send_prompt, and never answer a prompt or a dialog for me: the decisions are mine.",
         )]
     }
 
     /// One table of every terminal: status, approval and send mode.
     #[prompt(
         name = "fleet",
-        description = "One table of every terminal: address, program, status, whether it may be prompted, and its send mode; then every change as it happens (a since loop). Sends nothing."
+        description = "One table of every terminal, grouped by machine: address, program, status, whether it may be prompted, and its send mode; then every change as it happens (a since loop), machines going down or coming back included. Sends nothing."
     )]
     async fn fleet(&self) -> Vec<PromptMessage> {
         vec![PromptMessage::new_text(
             Role::User,
-            "Show the herdr-core fleet: call list_sessions (every page) and give me one table with a row per terminal: address, program, status, send_approved, send_mode. Then keep watching: call wait_for_status with only the `since` of the last list_sessions answer, tell me each change it reports (address, what changed, status now), and call it again with the `since` of that answer; every change between two calls is reported, nothing is missed. Stop when I say so. Do not call send_prompt.",
+            "Show the herdr-core fleet: call list_machines, then list_sessions (every page), and give me one table per machine (this core's own first, then each machine by name with its state: a terminal's `machine` field says which), a row per terminal: address, program, status, send_approved, send_mode. Then keep watching: call wait_for_status with only the `since` of the last list_sessions answer, tell me each change it reports (address, what changed, status now; and each machine added, removed, gone down or back: its terminals are then `unreachable`, not gone), and call it again with the `since` of that answer; every change between two calls is reported, nothing is missed. Stop when I say so. Do not call send_prompt.",
         )]
     }
 }

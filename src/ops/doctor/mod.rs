@@ -10,6 +10,7 @@ mod http;
 
 use std::path::Path;
 
+use super::machines::{Block, Machines};
 use crate::config::{Config, Transport};
 use crate::escape::printable;
 use crate::hc::CoreError;
@@ -123,6 +124,10 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
     report.ok("versions", accepted_versions(&config));
     let client = config.hc_client();
     let listed = client.list(true).await;
+    let machines = match &listed {
+        Ok(_) => Some(super::machines::ask(&client).await),
+        Err(_) => None,
+    };
     client.close();
     match listed {
         Ok(listed) => {
@@ -144,7 +149,14 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
                 ),
             );
             check_core(&mut report, &config, listed.core.core_id.as_str());
-            check_approvals(&mut report, &config, &listed.value.terminals);
+            let machines = machines.unwrap_or(Machines::None);
+            for line in machines.lines(&config) {
+                match &machines {
+                    Machines::Failed(_) => report.note("machines", line),
+                    _ => report.ok("machines", line),
+                }
+            }
+            check_approvals(&mut report, &config, &listed.value.terminals, &machines);
         }
         Err(e) => {
             match e {
@@ -163,6 +175,7 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
                 }
             }
             report.skip("coreId", "hc did not answer");
+            report.skip("machines", "hc did not answer");
             report.skip("approvals", "hc did not answer");
         }
     }
@@ -221,7 +234,12 @@ fn check_core(report: &mut Checkup, config: &Config, live: &str) {
     }
 }
 
-fn check_approvals(report: &mut Checkup, config: &Config, terminals: &[TerminalRecord]) {
+fn check_approvals(
+    report: &mut Checkup,
+    config: &Config,
+    terminals: &[TerminalRecord],
+    machines: &Machines,
+) {
     let mut approvals: Vec<_> = config.approvals().collect();
     approvals.sort_by(|(a, _), (b, _)| (a.created_ms, &a.address).cmp(&(b.created_ms, &b.address)));
     let flag = report.config_flag.clone();
@@ -246,6 +264,21 @@ fn check_approvals(report: &mut Checkup, config: &Config, terminals: &[TerminalR
                 ""
             }
         );
+        let again = format!(
+            "; approve it again with herdr-core-mcp allow{flag} {}",
+            lifetime.address
+        );
+        match (machines.blocks(config, lifetime), live) {
+            (Some(Block::Fails(why)), _) => {
+                report.fail("approval", format!("{what} {why}{again}"));
+                continue;
+            }
+            (Some(Block::Unknown(why)), None) => {
+                report.note("approval", format!("{what} cannot be checked now: {why}"));
+                continue;
+            }
+            _ => {}
+        }
         match live {
             Some(t) if !t.is_finished() => report.ok(
                 "approval",

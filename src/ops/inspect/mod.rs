@@ -1,6 +1,7 @@
-//! `inspect-core`: the operator's read-only probe. One handshake and one
+//! `inspect-core`: the operator's read-only probe. One handshake, one
 //! `terminal.list` (finished terminals included), each terminal shown with
-//! whether the config approves it; it writes nothing to hc and nothing to
+//! whether the config approves it, and `machine.list` (each machine's state
+//! and whether the config shows it); it writes nothing to hc and nothing to
 //! disk. `contract` is its conformance report (`--check-contract`).
 
 use std::fmt::Write as _;
@@ -17,6 +18,7 @@ use crate::hc::wire::{Hello, TerminalRecord};
 pub(crate) async fn run(config: &Config, as_json: bool) -> Result<String, CoreError> {
     let client = config.hc_client();
     let listed = client.list(true).await?;
+    let machines = super::machines::ask(&client).await;
     client.close();
     let listing = &listed.value;
     let approvals: Vec<Option<Approval>> = listing
@@ -31,15 +33,26 @@ pub(crate) async fn run(config: &Config, as_json: bool) -> Result<String, CoreEr
         })
         .collect();
     Ok(if as_json {
-        render_json(&listed.core, listing, &approvals)
+        let machines = machines.json(config);
+        render_json(&listed.core, listing, &approvals, Some(&machines))
     } else {
-        render_table(&listed.core, listing, &approvals)
+        let mut table = render_table(&listed.core, listing, &approvals);
+        table.push_str("\nmachines:\n");
+        for line in machines.lines(config) {
+            let _ = writeln!(table, "  {line}");
+        }
+        table
     })
 }
 
 /// `terminals` as JSON, each with `approved` and `multiline_allowed` from
-/// `approvals` (one per terminal).
-pub fn render_json(hello: &Hello, listing: &Listing, approvals: &[Option<Approval>]) -> String {
+/// `approvals` (one per terminal), and `machines` when given.
+pub fn render_json(
+    hello: &Hello,
+    listing: &Listing,
+    approvals: &[Option<Approval>],
+    machines: Option<&Value>,
+) -> String {
     let terminals: Vec<Value> = listing
         .terminals
         .iter()
@@ -51,7 +64,7 @@ pub fn render_json(hello: &Hello, listing: &Listing, approvals: &[Option<Approva
             record
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "core_id": hello.core_id,
         "version": hello.version,
         "generation": hello.generation,
@@ -62,6 +75,9 @@ pub fn render_json(hello: &Hello, listing: &Listing, approvals: &[Option<Approva
         "unreadable": listing.unreadable,
         "unreadable_count": listing.unreadable_count,
     });
+    if let Some(machines) = machines {
+        doc["machines"] = machines.clone();
+    }
     let written = serde_json::to_string_pretty(&doc).expect("plain data always encodes");
     // serde_json leaves C1, DEL and format characters raw; printed on the
     // operator's terminal they could drive or spoof it.
@@ -212,7 +228,7 @@ mod tests {
             unreadable: Vec::new(),
             unreadable_count: 0,
         };
-        let json_text = render_json(&hello, &records, &[None]);
+        let json_text = render_json(&hello, &records, &[None], None);
         let table = render_table(&hello, &records, &[None]);
         for printed in [&json_text, &table] {
             let raw: Vec<char> = printed
