@@ -11,7 +11,7 @@
 //!   completion;
 //! - `surface`: what the server's calls share, held by the server, the
 //!   handler and the prompts only;
-//! - `tools/`: the five tools, each taking the parts it uses;
+//! - `tools/`: the six tools, each taking the parts it uses;
 //!   `resources/`: the terminal resources and the watcher behind their
 //!   subscriptions;
 //! - `error`: the one error type a model reads; `tracking/`: the `since`

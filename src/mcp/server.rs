@@ -84,7 +84,7 @@ impl HerdrServer {
     /// built once per process.
     fn new(surface: Arc<Surface>) -> HerdrServer {
         // Built once per process: stateless HTTP makes a server per request,
-        // and building the router (four tools, their schemas cloned and
+        // and building the router (six tools, their schemas cloned and
         // cleaned) was half of the adapter's CPU time per HTTP call.
         static ROUTER: OnceLock<Arc<ToolRouter<HerdrServer>>> = OnceLock::new();
         static PROMPTS: OnceLock<Arc<PromptRouter<HerdrServer>>> = OnceLock::new();
