@@ -22,8 +22,7 @@ fn main() -> ExitCode {
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            println!("{}", e.render().to_string().trim_end());
-            return ExitCode::SUCCESS;
+            return shown(&format!("{}\n", e.render().to_string().trim_end()));
         }
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
@@ -61,6 +60,21 @@ fn main() -> ExitCode {
 fn fail(message: &str, code: u8) -> ExitCode {
     eprintln!("herdr-core-mcp: {}", printable(message));
     ExitCode::from(code)
+}
+
+/// Prints `text` on stdout. A reader that closed the pipe early (`--version
+/// | head -c1`) has what it wanted: that is no failure, and no panic.
+fn shown(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("cannot write to stdout: {e}"), 1),
+    }
 }
 
 /// A small fixed pool: the adapter is I/O-bound and should stay tiny.

@@ -145,10 +145,15 @@ pub async fn run(command: Command) -> Result<(), Error> {
 
 fn print(out: &str) -> Result<(), Error> {
     let mut stdout = std::io::stdout().lock();
-    stdout
+    match stdout
         .write_all(out.as_bytes())
         .and_then(|()| stdout.flush())
-        .map_err(Error::Output)
+    {
+        // The reader closed the pipe early (`inspect-core | head -1`): it
+        // has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written.map_err(Error::Output),
+    }
 }
 
 impl ConfigArg {

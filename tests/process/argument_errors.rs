@@ -186,3 +186,25 @@ fn argument_paths(schema: &Value) -> Vec<String> {
     }
     paths
 }
+
+/// A reader that closed the pipe (`--version | head -c0`) gets exit 0 and
+/// no panic on stderr, for clap's own output and a command's.
+#[test]
+fn output_into_a_closed_pipe_is_no_failure_and_no_panic() {
+    use std::process::{Command, Stdio};
+    for args in [&["--version"][..], &["--help"], &["completions", "bash"]] {
+        // The read end is closed before the program starts: its first
+        // write meets EPIPE.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(crate::support::adapter_bin())
+            .args(args)
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run herdr-core-mcp");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
