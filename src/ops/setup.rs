@@ -139,8 +139,7 @@ pub(crate) fn init(
     out.push_str(&socket_note(&socket));
     let bin = std::env::current_exe()
         .ok()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "herdr-core-mcp".to_owned());
+        .map_or_else(|| "herdr-core-mcp".to_owned(), |p| host_command(&p));
     let config_path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let config_path = config_path.display();
     if http {
@@ -153,6 +152,21 @@ pub(crate) fn init(
         ));
     }
     Ok(out)
+}
+
+/// How an MCP host should start this binary at `exe`: the path itself, or
+/// the package runner's command when `exe` is a copy that runner keeps in
+/// its cache (npx's `_npx` folder, uv's cache), which it may replace or
+/// remove at any time.
+fn host_command(exe: &Path) -> String {
+    let path = exe.display().to_string();
+    if path.contains("/_npx/") || path.contains("/node_modules/@herdr-core-mcp/") {
+        "npx -y herdr-core-mcp".to_owned()
+    } else if path.contains("/uv/archive-v") || path.contains("/uv/tools/") {
+        "uvx herdr-core-mcp".to_owned()
+    } else {
+        path
+    }
 }
 
 /// What `init` says when nothing listens at the socket yet: the folder to
@@ -309,6 +323,25 @@ fn aligned<const N: usize>(rows: &[[String; N]]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_in_a_package_runner_cache_is_named_by_its_runner_command() {
+        let command = |path: &str| host_command(Path::new(path));
+        assert_eq!(
+            command(
+                "/home/a/.npm/_npx/3f2a/node_modules/@herdr-core-mcp/linux-x64/bin/herdr-core-mcp"
+            ),
+            "npx -y herdr-core-mcp"
+        );
+        assert_eq!(
+            command("/home/a/.cache/uv/archive-v0/AbC/bin/herdr-core-mcp"),
+            "uvx herdr-core-mcp"
+        );
+        assert_eq!(
+            command("/home/a/.local/bin/herdr-core-mcp"),
+            "/home/a/.local/bin/herdr-core-mcp"
+        );
+    }
 
     #[test]
     fn the_status_table_keeps_its_columns_whatever_a_cell_holds() {
