@@ -236,6 +236,16 @@ pub(crate) fn readable_ms(ms: i64) -> String {
     }
 }
 
+/// A duration as people say it: `850 ms`, `42 s`, `7 min`, `3 h 5 min`.
+pub(crate) fn readable_age(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..120_000 => format!("{} s", ms / 1_000),
+        120_000..7_200_000 => format!("{} min", ms / 60_000),
+        _ => format!("{} h {} min", ms / 3_600_000, ms / 60_000 % 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! What is escaped and what is not, checked against the definition over

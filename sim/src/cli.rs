@@ -3,7 +3,7 @@
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
 //! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
 //! [--evidence] [--version V] [--no-discover] [--no-if-guard]
-//! [--draft-protect-ms MS] [--machine NAME=SOCKET]...`, and
+//! [--draft-protect-ms MS] [--machine NAME=SOCKET]... [--no-status-reasons]`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -88,6 +88,10 @@ pub(crate) struct Cli {
     /// `NAME/tN`); repeatable.
     #[arg(long = "machine", value_name = "NAME=SOCKET")]
     machines: Vec<MachineSpec>,
+    /// A core that does not pass on why a status holds: records and screens
+    /// without `status_kind`, `status_msg` and `status_ms`.
+    #[arg(long)]
+    no_status_reasons: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +174,7 @@ impl TryFrom<Cli> for Invocation {
                 if_guard: !cli.no_if_guard,
                 draft_protect: Duration::from_millis(cli.draft_protect_ms),
                 machines: cli.machines,
+                status_reasons: !cli.no_status_reasons,
             },
         })))
     }

@@ -89,7 +89,7 @@ fn list(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
         .registry
         .list(params.include_finished)
         .iter()
-        .map(|terminal| to_value(terminal.record()))
+        .map(|terminal| to_value(sim.record(terminal)))
         .collect::<Result<Vec<_>, _>>()?;
     terminals.extend(sim.machines.records(params.include_finished));
     to_value(ListResult { terminals })
@@ -119,7 +119,8 @@ async fn get(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
     if let Some(answer) = forwarded(sim, Method::Get, &params.address, call).await {
         return answer;
     }
-    to_value(find(sim, &params.address)?.record())
+    let terminal = find(sim, &params.address)?;
+    to_value(sim.record(&terminal))
 }
 
 async fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
@@ -138,6 +139,9 @@ async fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
         cols: TERMINAL_COLS,
         status: screen.status,
         status_seq: screen.status_seq,
+        status_kind: screen.status_kind.filter(|_| sim.status_reasons),
+        status_msg: screen.status_msg.filter(|_| sim.status_reasons),
+        status_ms: screen.status_ms.filter(|_| sim.status_reasons),
     })
 }
 

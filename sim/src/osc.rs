@@ -31,10 +31,13 @@ pub(crate) const DA1_REPLY: &[u8] = b"\x1b[?62;22c";
 /// What a program said to its terminal over OSC 7501.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ProgramReport {
-    /// The root record's state, and its `app` when the report named one.
+    /// The root record's state, its `app` when the report named one, and
+    /// why it holds: `kind` (with `blocked`) and `msg`, decoded.
     State {
         status: Status,
         program: Option<String>,
+        kind: Option<&'static str>,
+        msg: Option<String>,
     },
     /// `state=clear` for the root record: the program reports nothing now.
     Cleared,
@@ -108,6 +111,11 @@ impl OscFilter {
                     filtered.reports.push(ProgramReport::State {
                         status: Status::from_state(report.state),
                         program: report.app.map(|app| app.as_str().to_owned()),
+                        kind: report.kind.map(termstate_core::Kind::as_str),
+                        msg: report.msg.and_then(|msg| {
+                            let mut decoded = vec![0; msg.len()];
+                            msg.decode_into(&mut decoded).map(str::to_owned)
+                        }),
                     });
                 }
                 Ok(Message::Clear { id: None }) => filtered.reports.push(ProgramReport::Cleared),
@@ -198,6 +206,8 @@ mod tests {
         ProgramReport::State {
             status,
             program: program.map(str::to_string),
+            kind: None,
+            msg: None,
         }
     }
 
@@ -217,7 +227,12 @@ mod tests {
                 assert_eq!(
                     filtered.reports,
                     vec![
-                        state(Status::Working, Some("claude")),
+                        ProgramReport::State {
+                            status: Status::Working,
+                            program: Some("claude".into()),
+                            kind: None,
+                            msg: Some("OK".into()),
+                        },
                         state(Status::Done, None)
                     ]
                 );
@@ -243,7 +258,15 @@ mod tests {
         ]);
         assert_eq!(
             filtered.reports,
-            vec![state(Status::Blocked, Some("pi")), ProgramReport::Cleared]
+            vec![
+                ProgramReport::State {
+                    status: Status::Blocked,
+                    program: Some("pi".into()),
+                    kind: Some("permission"),
+                    msg: None,
+                },
+                ProgramReport::Cleared
+            ]
         );
     }
 

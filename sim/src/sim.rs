@@ -76,6 +76,9 @@ pub struct SimOptions {
     pub draft_protect: Duration,
     /// Machines to add at start (`--machine NAME=SOCKET`).
     pub machines: Vec<MachineSpec>,
+    /// Whether records and screens carry `status_kind`, `status_msg` and
+    /// `status_ms` (not `--no-status-reasons`).
+    pub status_reasons: bool,
 }
 
 pub struct Sim {
@@ -93,6 +96,8 @@ pub struct Sim {
     pub draft_protect: Duration,
     /// The other cores this core added (contract §8).
     pub machines: Machines,
+    /// Whether records and screens say why a status holds.
+    pub status_reasons: bool,
     options: SimOptions,
 }
 
@@ -120,8 +125,21 @@ impl Sim {
             if_guard: options.if_guard,
             draft_protect: options.draft_protect,
             machines: Machines::new(&options.version),
+            status_reasons: options.status_reasons,
             options,
         })
+    }
+
+    /// The record of `terminal` as this core lists it: without why its
+    /// status holds on a core that does not pass that on.
+    pub fn record(&self, terminal: &Terminal) -> wire::Record {
+        let mut record = terminal.record();
+        if !self.status_reasons {
+            record.status_kind = None;
+            record.status_msg = None;
+            record.status_ms = None;
+        }
+        record
     }
 
     /// An agent at `address`, an address this core would not hand out

@@ -60,6 +60,12 @@ impl vt100::Callbacks for TitleWatcher {
 pub struct State {
     pub status: Status,
     pub status_seq: u64,
+    /// When the current status began (ms since the Unix epoch); none
+    /// before the first report.
+    pub status_ms: Option<u64>,
+    /// The latest root report's `kind` and decoded `msg`.
+    pub status_kind: Option<&'static str>,
+    pub status_msg: Option<String>,
     /// The program name: the spawned binary's basename until a report
     /// carries `app=`.
     pub program: String,
@@ -80,6 +86,9 @@ pub struct ScreenText {
     pub complete: bool,
     pub status: Status,
     pub status_seq: u64,
+    pub status_kind: Option<&'static str>,
+    pub status_msg: Option<String>,
+    pub status_ms: Option<u64>,
 }
 
 pub struct Terminal {
@@ -116,6 +125,9 @@ impl Terminal {
         let state = State {
             status: Status::Unknown,
             status_seq: 0,
+            status_ms: None,
+            status_kind: None,
+            status_msg: None,
             program,
             exit: None,
             last_input: None,
@@ -139,6 +151,9 @@ impl Terminal {
         let state = State {
             status,
             status_seq: 1,
+            status_ms: Some(created_ms),
+            status_kind: None,
+            status_msg: None,
             program: IDLE_RECORD_PROGRAM.to_string(),
             exit: None,
             last_input: None,
@@ -196,6 +211,9 @@ impl Terminal {
             exit_code: state.exit.map(|exit| exit.exit_code),
             status: state.status,
             status_seq: state.status_seq,
+            status_kind: state.status_kind,
+            status_msg: state.status_msg.clone(),
+            status_ms: state.status_ms,
             title,
             cwd: self.cwd.clone(),
             program: state.program.clone(),
@@ -297,12 +315,17 @@ impl Terminal {
     pub fn read(&self, lines: u64) -> ScreenText {
         let mut state = self.state();
         let (status, status_seq) = (state.status, state.status_seq);
+        let (status_kind, status_msg, status_ms) =
+            (state.status_kind, state.status_msg.clone(), state.status_ms);
         let Some(screen) = state.screen.as_mut() else {
             return ScreenText {
                 text: String::new(),
                 complete: true,
                 status,
                 status_seq,
+                status_kind,
+                status_msg,
+                status_ms,
             };
         };
         let mut rows = scrollback_rows(screen.parser.screen_mut(), lines);
@@ -315,6 +338,9 @@ impl Terminal {
             complete: !screen.filter.synchronized(),
             status,
             status_seq,
+            status_kind,
+            status_msg,
+            status_ms,
         }
     }
 
@@ -355,14 +381,24 @@ impl ProgramEvents for Terminal {
 
 impl State {
     fn apply_report(&mut self, report: ProgramReport) {
-        let (status, program) = match report {
-            ProgramReport::State { status, program } => (status, program),
-            ProgramReport::Cleared => (Status::Unknown, None),
+        let (status, program, kind, msg) = match report {
+            ProgramReport::State {
+                status,
+                program,
+                kind,
+                msg,
+            } => (status, program, kind, msg),
+            ProgramReport::Cleared => (Status::Unknown, None, None, None),
         };
         if status != self.status {
             self.status = status;
             self.status_seq += 1;
+            self.status_ms = Some(unix_ms());
         }
+        // Why the status holds is the latest root report's, whatever it
+        // repeats (child reports never reach here).
+        self.status_kind = kind;
+        self.status_msg = msg;
         if let Some(program) = program {
             self.program = program;
         }

@@ -47,13 +47,30 @@ pub(crate) fn say(line: &str) {
 /// ended by ST. `unknown` is not a state a program reports: nothing is
 /// written for it.
 pub(crate) fn report(status: Status, program: &str) {
+    report_why(status, program, None, None);
+}
+
+/// Reports a state with why it holds: a `kind` (with `blocked`) and a
+/// `msg`, as an agent that asks a question does.
+pub(crate) fn report_why(
+    status: Status,
+    program: &str,
+    kind: Option<termstate_core::Kind>,
+    msg: Option<&str>,
+) {
     let Some(state) = status.to_state() else {
         return;
     };
-    let report = Report::builder(state)
-        .app(program)
+    let mut builder = Report::builder(state).app(program);
+    if let Some(kind) = kind {
+        builder = builder.kind(kind);
+    }
+    if let Some(msg) = msg {
+        builder = builder.msg(msg);
+    }
+    let report = builder
         .build()
-        .expect("the simulator's program names are valid app ids");
+        .expect("the simulator's program names and messages are valid");
     let mut sequence = String::new();
     report
         .write(&mut sequence, Terminator::St)

@@ -36,7 +36,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for RawArguments {
 /// Arguments that did not read as the tool's: the message rmcp would have
 /// answered, and the argument at fault.
 #[derive(Debug)]
-pub(super) struct BadArguments {
+pub(crate) struct BadArguments {
     /// The text of the `isError` result, as [`Arguments`] words it.
     pub message: String,
     /// The argument at fault (`address`, `targets[1].after_seq`), as the

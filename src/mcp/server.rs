@@ -23,7 +23,7 @@ use super::tools::list_machines::{self, ListMachinesArgs, ListMachinesOutput};
 use super::tools::list_sessions::{self, ListSessionsArgs, ListSessionsOutput};
 use super::tools::read_output::{self, ReadOutputArgs, ReadOutputOutput};
 use super::tools::send_prompt::confirm::Asking;
-use super::tools::send_prompt::{self, SendPromptArgs, SendPromptOutput};
+use super::tools::send_prompt::{self, Follower, SendPromptArgs, SendPromptOutput};
 use super::tools::wait_for_output::{self, WaitForOutputArgs, WaitForOutputOutput};
 use super::tools::wait_for_status::{self, WaitForStatusArgs, WaitForStatusOutput, Watching};
 use crate::app::App;
@@ -215,7 +215,11 @@ impl HerdrServer {
             arguments,
             caller,
             asking,
-            context.ct,
+            context.ct.clone(),
+            Some(Follower {
+                watching: self.watching(),
+                context: &context,
+            }),
         )
         .await
     }

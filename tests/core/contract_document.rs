@@ -117,8 +117,10 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
     let mut record = rust_fields::<TerminalRecord>();
     // The adapter's own: the word hc reported when it is none of the six.
     assert!(record.remove("reported_status"));
-    // Read from the address (`NAME/tN`, contract §8), not a 0.1.15 field.
-    assert!(record.remove("machine"));
+    // hc's `status_msg` and `status_ms`, as the adapter shows them: the
+    // reason escaped, the age read when the record was.
+    assert!(record.remove("status_reason") && record.remove("status_age_ms"));
+    record.extend(["status_msg".to_owned(), "status_ms".to_owned()]);
     assert_eq!(record, result("terminal.get"));
     assert_eq!(rust_fields::<ReadResult>(), result("terminal.read"));
     assert_eq!(rust_fields::<SendResult>(), result("terminal.send"));

@@ -28,6 +28,7 @@ mod prompts;
 mod send_audit;
 mod send_record;
 mod sends;
+mod status_reasons;
 mod status_waits;
 mod subscriptions;
 mod wait_lifetimes;

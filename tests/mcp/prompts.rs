@@ -50,7 +50,7 @@ async fn prompts_are_listed_fetched_and_dispatch_completes_approved_addresses() 
         .expect("prompts/get dispatch");
     let text = text_of(&dispatch);
     for expected in [
-        r#"send_prompt with address "t1" and text "run the tests""#,
+        r#"send_prompt with address "t1", text "run the tests" and follow_ms 50000"#,
         "wait_for_status",
         "after_seq",
         "do NOT send again",

@@ -15,6 +15,23 @@ use crate::support::waits::wait_status;
 use crate::support::world::World;
 use crate::support::{Sim, SimOptions, run_adapter, write_config};
 
+/// Every `status_age_ms` in `value`, as `[age_ms]`: read at each run.
+fn scrub_ages(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                if key == "status_age_ms" {
+                    *field = json!("[age_ms]");
+                } else {
+                    scrub_ages(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub_ages),
+        _ => {}
+    }
+}
+
 /// Run-to-run values and the placeholders that stand for them.
 struct Scrub(Vec<(String, &'static str)>);
 
@@ -50,7 +67,11 @@ impl Scrub {
                 *value = json!(placeholder);
             }
         }
+        scrub_ages(&mut structured);
         let mut shown = text(result);
+        // How long a status has held is read at each run.
+        let age = regex::Regex::new(r"for \d+ (ms|s|min)\)").unwrap();
+        shown = age.replace_all(&shown, "for [age])").into_owned();
         if let Some(ms) = result
             .structured_content
             .as_ref()

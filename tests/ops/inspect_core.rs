@@ -46,6 +46,7 @@ async fn the_table_shows_handshake_facts_and_every_lifetime() {
         t.created_ms = 1_764_480_000_123 + i as i64 * 1_000;
         t.finished_ms = t.finished_ms.map(|_| 1_764_480_060_000);
         t.cwd = t.cwd.as_ref().map(|_| "/home/ana/src/app".into());
+        t.context.status_age_ms = t.context.status_age_ms.map(|_| 1_000);
     }
     // t1 approved, t3 approved for multi-line prompts, the rest not.
     let approvals: Vec<Option<Approval>> = listing

@@ -47,6 +47,11 @@ fn wrong_types() -> Vec<(&'static str, Value, &'static str)> {
             json!({"address": "t1", "text": "hi", "created_ms": "abc"}),
             "created_ms",
         ),
+        (
+            "send_prompt",
+            json!({"address": "t1", "text": "hi", "follow_ms": "soon"}),
+            "follow_ms",
+        ),
         ("wait_for_status", json!({"targets": "t1"}), "targets"),
         (
             "wait_for_status",

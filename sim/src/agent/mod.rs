@@ -19,6 +19,10 @@ pub(crate) use keys::PromptReader;
 
 /// The name the agent reports as its program.
 pub(crate) const PROGRAM: &str = "sim-agent";
+/// What a blocked agent asks (its `msg` too).
+const APPROVE_QUESTION: &str = "approve? (y)";
+/// What a failed task says (its `msg` too).
+const FAILED: &str = "the task failed";
 /// The prompt line it draws while waiting for input.
 pub(crate) const PROMPT: &str = "sim-agent> ";
 /// Prefix of each line of the reply that quotes a prompt.
@@ -125,12 +129,12 @@ impl Agent {
         emit(&reply);
         let settled = if prompt.contains("/block") {
             emit(SYNC_OFF);
-            say("approve? (y)");
+            say(APPROVE_QUESTION);
             self.mode = Mode::Blocked;
             Status::Blocked
         } else if prompt.contains("/error") {
             emit(SYNC_OFF);
-            say("error: the task failed");
+            say(&format!("error: {FAILED}"));
             Status::Error
         } else if prompt.contains("/hold") {
             emit(SYNC_OFF);
@@ -150,8 +154,16 @@ impl Agent {
             Status::Done
         };
         emit(PROMPT.as_bytes());
-        if settled != Status::Working {
-            self.report(settled);
+        match settled {
+            Status::Working => {}
+            // Why it waits, as agents that speak the protocol say it.
+            Status::Blocked => self.report_why(
+                settled,
+                Some(termstate_core::Kind::Permission),
+                Some(APPROVE_QUESTION),
+            ),
+            Status::Error => self.report_why(settled, None, Some(FAILED)),
+            _ => self.report(settled),
         }
         None
     }
@@ -161,8 +173,13 @@ impl Agent {
     /// Reports a state under the agent's program name, if the terminal
     /// speaks the protocol.
     fn report(&self, status: Status) {
+        self.report_why(status, None, None);
+    }
+
+    /// Reports a state with why it holds.
+    fn report_why(&self, status: Status, kind: Option<termstate_core::Kind>, msg: Option<&str>) {
         if self.reports {
-            crate::tty::report(status, PROGRAM);
+            crate::tty::report_why(status, PROGRAM, kind, msg);
         }
     }
 }

@@ -45,6 +45,9 @@ pub struct Options {
     pub input_log: bool,
     /// `--machine NAME=SOCKET`: other simulators added as machines.
     pub machines: Vec<(String, PathBuf)>,
+    /// `--no-status-reasons`: records and screens without why a status
+    /// holds.
+    pub no_status_reasons: bool,
     /// Send the simulator's stderr to this file (created or truncated);
     /// `None` shares this process's stderr, as an in-process simulator
     /// always does.
@@ -69,6 +72,7 @@ impl Default for Options {
             draft_protect_ms: None,
             input_log: true,
             machines: Vec::new(),
+            no_status_reasons: false,
             stderr: None,
         }
     }
@@ -140,6 +144,7 @@ impl Options {
             (self.evidence, "--evidence"),
             (self.no_discover, "--no-discover"),
             (self.no_if_guard, "--no-if-guard"),
+            (self.no_status_reasons, "--no-status-reasons"),
         ] {
             if on {
                 flags.push(name.into());

@@ -77,6 +77,12 @@ pub(crate) struct ReadResult {
     pub cols: u16,
     pub status: Status,
     pub status_seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_msg: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_ms: Option<u64>,
 }
 
 /// `terminal.send` params. `if` is the only optional field.
@@ -113,6 +119,15 @@ pub struct Record {
     pub exit_code: Option<i32>,
     pub status: Status,
     pub status_seq: u64,
+    /// Why the status holds (contract §3, optional): the latest report's
+    /// `kind` and decoded `msg`, and when the status began. Left out while
+    /// unknown, and by a core that does not pass them on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_msg: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_ms: Option<u64>,
     pub title: String,
     pub cwd: String,
     pub program: String,

@@ -105,7 +105,18 @@ pub struct TerminalRecord {
     /// The machine the terminal is on (`build` of `build/t7`); null for
     /// this core's own terminals.
     pub machine: Option<String>,
+    /// Why the status holds and since when (hc's `status_kind`,
+    /// `status_msg` and `status_ms`), when hc says: the reason is untrusted
+    /// program text, escaped; the age is read when the record is.
+    #[serde(flatten)]
+    pub context: super::StatusContext,
 }
+
+/// Longest `status_reason` kept, in characters (the rest is cut, and its
+/// length said).
+pub const MAX_STATUS_REASON_CHARS: usize = 512;
+/// Longest `status_kind` kept.
+pub(super) const MAX_STATUS_KIND_CHARS: usize = 32;
 
 /// A record as hc spells it, before the status word is read. An optional
 /// field of another type than the model's (`"rows": -1`, `"title": {}`) is
@@ -135,6 +146,12 @@ struct RawRecord {
     cols: Option<u32>,
     #[serde(default)]
     machine: Option<Value>,
+    #[serde(default, deserialize_with = "lenient")]
+    status_kind: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    status_msg: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    status_ms: Option<i64>,
 }
 
 /// An optional field: its value when it has the model's type, else none.
@@ -175,8 +192,22 @@ impl TryFrom<RawRecord> for TerminalRecord {
             rows: raw.rows,
             cols: raw.cols,
             machine,
+            context: super::StatusContext::of(
+                raw.status_kind.as_deref(),
+                raw.status_msg.as_deref(),
+                raw.status_ms,
+            ),
         })
     }
+}
+
+/// How long ago `status_ms` was, read now (0 for a time ahead of this
+/// clock: hc and the adapter share the host's).
+pub(super) fn status_age(status_ms: i64) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    u64::try_from(now.saturating_sub(status_ms)).unwrap_or(0)
 }
 
 impl TerminalRecord {

@@ -181,7 +181,7 @@ fn render(output: &ListSessionsOutput) -> String {
     for s in &output.sessions {
         let r = &s.record;
         text.push_str(&format!(
-            "{}{} created_ms={} status={} seq={} program={} title={}{}{}{}\n",
+            "{}{} created_ms={} status={}{} seq={} program={} title={}{}{}{}\n",
             printable(&r.address),
             r.machine
                 .as_deref()
@@ -191,6 +191,7 @@ fn render(output: &ListSessionsOutput) -> String {
                 Some(word) => format!("unknown(reported {})", printable(word)),
                 None => r.status.to_string(),
             },
+            r.context.suffix(),
             r.status_seq,
             printable(r.program.as_deref().unwrap_or("-")),
             printable(r.title.as_deref().unwrap_or("-")),

@@ -10,7 +10,7 @@ use crate::mcp::arguments::address;
 
 use crate::app::App;
 use crate::escape::printable;
-use crate::hc::wire::TerminalStatus;
+use crate::hc::wire::{StatusContext, TerminalStatus};
 use crate::mcp::error::{ToolError, structured_value};
 use crate::mcp::text::{
     DEFAULT_READ_CHARS, UNTRUSTED_NOTICE, read_limit, shown_screen, tail_chars,
@@ -39,6 +39,10 @@ pub(crate) struct ReadOutputOutput {
     pub created_ms: i64,
     pub status: TerminalStatus,
     pub status_seq: u64,
+    /// Why the status holds and since when, when hc says (the reason is
+    /// untrusted program text, escaped).
+    #[serde(flatten)]
+    pub context: StatusContext,
     /// The last `max_chars` characters of the current screen.
     pub text: String,
     /// Characters on the whole screen.
@@ -67,6 +71,7 @@ pub(crate) async fn run(app: &App, args: ReadOutputArgs) -> Result<CallToolResul
             actual: screen.created_ms,
         });
     }
+    let context = screen.status_context();
     let (tail, total_chars, truncated) = tail_chars(&screen.text, max_chars);
     let shown_chars = if truncated {
         tail.chars().count()
@@ -83,6 +88,7 @@ pub(crate) async fn run(app: &App, args: ReadOutputArgs) -> Result<CallToolResul
         created_ms: screen.created_ms,
         status: screen.status,
         status_seq: screen.status_seq,
+        context,
         text,
         total_chars,
         truncated,
@@ -103,6 +109,7 @@ fn render(output: &ReadOutputOutput, shown_chars: usize) -> String {
         output.status,
         output.status_seq,
     ));
+    text.push_str(&output.context.suffix());
     if output.truncated {
         text.push_str(&format!(
             ", last {shown_chars} of {} chars",
@@ -132,6 +139,11 @@ impl ReadOutputOutput {
             serde_json::to_value(self.status).expect("a status encodes"),
         );
         map.insert("status_seq".into(), self.status_seq.into());
+        if let Value::Object(context) =
+            serde_json::to_value(&self.context).expect("a status context encodes")
+        {
+            map.extend(context);
+        }
         map.insert("text".into(), Value::String(self.text));
         map.insert("total_chars".into(), self.total_chars.into());
         map.insert("truncated".into(), self.truncated.into());
@@ -157,6 +169,11 @@ mod tests {
                 created_ms: 1_796_000_000_000,
                 status,
                 status_seq: 42,
+                context: if truncated {
+                    StatusContext::of(Some("permission"), Some("Allow?\u{2028}"), Some(1))
+                } else {
+                    StatusContext::default()
+                },
                 text: "a screen\nwith \u{1b}[31m escapes ü".into(),
                 total_chars: 31,
                 truncated,

@@ -13,7 +13,7 @@ use super::machines::{
     MachineChange, Missing, advance_machines, compare_machines, marks_of, missing,
 };
 use super::since::{AddressKey, Entry, Scope, Seen, Since};
-use crate::hc::wire::{MachineRecord, TerminalRecord, TerminalStatus};
+use crate::hc::wire::{MachineRecord, StatusContext, TerminalRecord, TerminalStatus};
 use crate::mcp::seal::SealKey;
 
 /// Most changes one answer reports; the rest follow on the next call.
@@ -61,6 +61,10 @@ pub(crate) struct Change {
     /// True when it is a change the wait was asked to end on (every change
     /// but a status outside `until`).
     pub wanted: bool,
+    /// Why its status holds now and since when, when hc says (the reason
+    /// is untrusted program text, escaped).
+    #[serde(flatten)]
+    pub context: StatusContext,
     #[serde(skip)]
     key: AddressKey,
     #[serde(skip)]
@@ -194,6 +198,7 @@ pub(crate) fn compare(
             status: Some(record.status),
             finished: now.finished,
             wanted,
+            context: record.context.clone(),
             key: k.clone(),
             after: Some(now),
         });
@@ -224,6 +229,7 @@ pub(crate) fn compare(
             status: None,
             finished: before.finished,
             wanted: true,
+            context: StatusContext::default(),
             key: entry.key.clone(),
             after,
         });

@@ -11,22 +11,26 @@
 //! `internal_error`).
 
 pub(crate) mod confirm;
+mod follow;
 mod machine;
 mod pipeline;
 mod preflight;
 pub(crate) mod verdict;
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, InputRequiredResult};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use serde_json::{Map, Value};
 
 use crate::mcp::access;
-use crate::mcp::arguments::{address, parse_object};
+use crate::mcp::arguments::{BadArguments, address, parse_object};
+use crate::mcp::tools::wait_for_status::Watching;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
@@ -59,6 +63,15 @@ pub(crate) struct SendPromptArgs {
     /// The terminal's created_ms from list_sessions. When given, nothing is
     /// sent unless the live terminal at `address` is that same lifetime.
     pub created_ms: Option<i64>,
+    /// 0-600000 ms (capped by the operator's waitMaxMs). When the prompt is
+    /// sent, also wait, in this call, for the turn it started: until the
+    /// terminal reports done, idle, blocked or error after it (or finishes,
+    /// or goes away), at most this long; `turn` says how it ended, or that
+    /// it still runs. Keep it under your host's limit for one tool call
+    /// (often 60 s: 50000 is safe). Default 0: answer at once. Never
+    /// resends; a not_sent or unknown answer does not wait.
+    #[schemars(range(min = 0, max = 600000))]
+    pub follow_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -95,6 +108,13 @@ pub(crate) struct SendPromptOutput {
     pub confirmed: Option<Confirmation>,
     /// Whether this attempt's line reached the operator's audit file.
     pub audit: AuditWrite,
+    /// With `follow_ms` and a `sent` outcome: the turn the prompt started,
+    /// `ended` (with the status it ended in, and why that status holds) or
+    /// still `running`; null otherwise.
+    pub turn: Option<follow::Turn>,
+    /// With `turn`: pass as wait_for_status's `since` to hear of every
+    /// change of this terminal after this answer.
+    pub since: Option<String>,
 }
 
 /// The send tool, and what it keeps across calls: the app below it, one
@@ -132,8 +152,19 @@ pub(crate) async fn run(
     caller: Caller,
     asking: Asking,
     ct: CancellationToken,
+    follower: Option<Follower<'_>>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let args = match parse_object::<SendPromptArgs>(&arguments) {
+    let parsed = parse_object::<SendPromptArgs>(&arguments).and_then(|args| match args.follow_ms {
+        Some(ms) if ms > follow::MAX_FOLLOW_MS => Err(BadArguments {
+            message: format!(
+                "invalid arguments: follow_ms must be between 0 and {}, got {ms} [invalid_params]",
+                follow::MAX_FOLLOW_MS
+            ),
+            argument: "follow_ms".to_owned(),
+        }),
+        _ => Ok(args),
+    });
+    let args = match parsed {
         Ok(args) => args,
         Err(bad) => {
             access::record_refused(
@@ -149,6 +180,8 @@ pub(crate) async fn run(
         }
     };
     drop(arguments);
+    let follow_ms = args.follow_ms;
+    let wait_max = send.app.loaded().config().wait_max();
     let known = Arc::new(Known::default());
     // Cut before dispatch by the request's cancel or by the stop alike.
     let cut = send.stopping.child_token();
@@ -196,7 +229,33 @@ pub(crate) async fn run(
     link.abort();
     Ok(match joined {
         Ok((_, Some(question))) => CallToolResponse::InputRequired(question),
-        Ok((output, None)) => {
+        Ok((mut output, None)) => {
+            if let Some(follow_ms) = follow_ms.filter(|ms| *ms > 0)
+                && let Some(Follower { watching, context }) = follower
+                && output.outcome == Outcome::Sent
+                && let (Some(created_ms), Some(after_seq)) =
+                    (output.landed_created_ms, output.core_status_seq)
+            {
+                let bound = Duration::from_millis(follow_ms).min(wait_max);
+                let followed = follow::run(
+                    watching,
+                    &output.address,
+                    created_ms,
+                    after_seq,
+                    bound,
+                    context,
+                );
+                let (turn, since) = tokio::select! {
+                    biased;
+                    followed = followed => followed,
+                    () = stopping.cancelled() => (
+                        follow::running(after_seq, "herdr-core-mcp is stopping; the prompt was sent".to_owned()),
+                        None,
+                    ),
+                };
+                output.turn = Some(turn);
+                output.since = since;
+            }
             let text = render(&output);
             let is_error =
                 output.outcome != Outcome::Sent || output.reason_code != ReasonCode::Accepted;
@@ -209,6 +268,14 @@ pub(crate) async fn run(
         ))])
         .into(),
     })
+}
+
+/// What a follow (`follow_ms`) waits with: the status waits' parts, and
+/// the request (its progress token and its cancel).
+#[derive(Clone, Copy)]
+pub(crate) struct Follower<'a> {
+    pub watching: Watching<'a>,
+    pub context: &'a RequestContext<RoleServer>,
 }
 
 /// The answer to a send still running when `serve` begins to stop.
@@ -373,6 +440,8 @@ impl SendPromptOutput {
             chars: args.text.chars().count(),
             confirmed: confirmation,
             audit: AuditWrite::LogOnly,
+            turn: None,
+            since: None,
         }
     }
 
@@ -438,6 +507,9 @@ fn render(out: &SendPromptOutput) -> String {
             }
         ));
     }
+    if let Some(turn) = &out.turn {
+        text.push_str(&follow::line(turn));
+    }
     if out.audit == AuditWrite::NotWritten {
         text.push_str("\naudit: not_written (auditLog could not be written; the line is kept and written first once it can be)");
     }
@@ -473,6 +545,7 @@ mod tests {
             address: "t1".into(),
             text: "a prompt".into(),
             created_ms: Some(7),
+            follow_ms: None,
         };
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let known = Known::default();
@@ -511,6 +584,7 @@ mod tests {
                 address: "t2".into(),
                 text: "a prompt".into(),
                 created_ms: None,
+                follow_ms: None,
             };
             let known = Known::default();
             known.learn(|facts| {

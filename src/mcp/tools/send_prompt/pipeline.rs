@@ -386,6 +386,7 @@ mod tests {
             address: address.into(),
             text: text.into(),
             created_ms: None,
+            follow_ms: None,
         }
     }
 
@@ -481,6 +482,7 @@ mod tests {
             program: None,
             title: None,
             cwd: None,
+            context: Default::default(),
             machine: None,
         }
     }
@@ -766,6 +768,7 @@ mod io_tests {
                 caller,
                 Asking::nobody(),
                 CancellationToken::new(),
+                None,
             )
             .await
             .expect("answered");

@@ -4,7 +4,7 @@
 
 use super::machine::{MachineRefusal, MachineSeen};
 use super::verdict::Refusal;
-use crate::hc::wire::{ErrorKind, TerminalStatus, machine_of};
+use crate::hc::wire::{ErrorKind, StatusContext, TerminalStatus, machine_of};
 use crate::hc::{CoreError, CoreId, HcClient};
 
 /// What the preflight learned of the terminal.
@@ -19,6 +19,8 @@ pub(super) struct Preflight {
     pub program: Option<String>,
     pub title: Option<String>,
     pub cwd: Option<String>,
+    /// Why its status holds and since when, when hc says.
+    pub context: StatusContext,
     /// The terminal's machine and what `machine.list` said of it; none
     /// for this core's own terminals.
     pub machine: Option<(String, MachineSeen)>,
@@ -55,6 +57,7 @@ pub(super) async fn preflight(client: &HcClient, address: &str) -> Result<Prefli
         program: record.program,
         title: record.title,
         cwd: record.cwd,
+        context: record.context,
         machine,
     })
 }

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 mod fleet;
 mod output;
+pub(crate) mod turn;
 
 use crate::mcp::tracking::changes::named_since;
 use crate::mcp::tracking::ticker::wall_ms;

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::StatusWatch;
 use crate::escape::printable;
-use crate::hc::wire::{TerminalRecord, TerminalStatus};
+use crate::hc::wire::{StatusContext, TerminalRecord, TerminalStatus};
 use crate::mcp::text::shown_screen;
 use crate::mcp::tools::wait;
 use crate::mcp::tracking::changes::{Change, ChangeKind};
@@ -58,6 +58,10 @@ pub(crate) struct TargetState {
     pub status: Option<TerminalStatus>,
     pub status_seq: Option<u64>,
     pub finished: bool,
+    /// Why its status holds and since when, when hc says (the reason is
+    /// untrusted program text, escaped).
+    #[serde(flatten)]
+    pub context: StatusContext,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -143,6 +147,7 @@ impl WaitForStatusOutput {
                     status: r.as_ref().map(|r| r.status),
                     status_seq: r.as_ref().map(|r| r.status_seq),
                     finished: r.as_ref().is_some_and(TerminalRecord::is_finished),
+                    context: r.as_ref().map(|r| r.context.clone()).unwrap_or_default(),
                 })
                 .collect(),
             output,
@@ -186,6 +191,7 @@ impl TargetState {
             status: Some(record.status),
             status_seq: Some(record.status_seq),
             finished: record.is_finished(),
+            context: record.context.clone(),
         }
     }
 }
@@ -208,9 +214,10 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
     };
     for t in &out.targets {
         text.push_str(&format!(
-            "\n  {}: {} seq={}{}",
+            "\n  {}: {}{} seq={}{}",
             printable(&t.address),
             t.status.map_or("-".to_owned(), |s| s.to_string()),
+            t.context.suffix(),
             t.status_seq.map_or("-".to_owned(), |s| s.to_string()),
             if t.finished { " finished" } else { "" }
         ));
@@ -240,7 +247,8 @@ pub(super) fn render(out: &WaitForStatusOutput) -> String {
                 .as_deref()
                 .map_or_else(|| "(a long address)".into(), printable),
             change_word(c.change),
-            c.status.map_or(String::new(), |s| format!(" now {s}")),
+            c.status
+                .map_or(String::new(), |s| format!(" now {s}{}", c.context.suffix())),
             c.old_status_seq.map_or("-".to_owned(), |s| s.to_string()),
             c.status_seq.map_or("-".to_owned(), |s| s.to_string()),
             if c.wanted { "" } else { " (not in until)" },

@@ -375,6 +375,7 @@ mod tests {
             address: "t1".into(),
             text: format!("prompt {n}"),
             created_ms: None,
+            follow_ms: None,
         };
         let preflight = Preflight {
             core_id: CoreId::try_from("c1".to_owned()).unwrap(),
@@ -384,6 +385,7 @@ mod tests {
             program: None,
             title: None,
             cwd: None,
+            context: Default::default(),
             machine: None,
         };
         pending_question(
