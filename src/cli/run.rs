@@ -196,6 +196,8 @@ async fn serve(config_path: &Path) -> Result<(), Error> {
         source,
     })?;
     let audit = Audit::open(Box::new(crate::logging::stderr()), config.audit_log())?;
+    // What `reload` and `doctor` compare the file with; removed at the end.
+    let _started = crate::ops::started::record(&config);
     let app = Arc::new(App::new(config, audit));
     let reloads = serve::reload_on_hangup(hangups, Arc::clone(&app), config_path);
     tokio::select! {

@@ -17,7 +17,8 @@ pub fn usage_error(error: &clap::Error, args: &[String]) -> String {
     let config = config_flag(args);
     let fix = match (command, unknown) {
         ("serve", Some(flag)) => Some(serve_fix(flag_name(flag), &config)),
-        ("allow", Some(flag)) => mode_fix(flag_name(flag), &config),
+        ("allow", Some(flag)) => mode_fix(flag_name(flag), value_after(args, flag), &config),
+        ("inspect-core" | "doctor", Some(flag)) => socket_fix(command, flag_name(flag), &config),
         _ => None,
     };
     if let (Some(flag), Some(fix)) = (unknown, fix) {
@@ -27,6 +28,11 @@ pub fn usage_error(error: &clap::Error, args: &[String]) -> String {
         return format!("unexpected argument '{}' found; {fix}", flag_name(flag));
     }
     let said = clap_line(&error.render().to_string());
+    if command == "revoke" && error.kind() == ErrorKind::MissingRequiredArgument {
+        return format!(
+            "{said}; name the terminal (herdr-core-mcp revoke{config} ADDRESS), or remove every approval with herdr-core-mcp revoke --all{config}"
+        );
+    }
     match meant(command).filter(|_| error.kind() == ErrorKind::InvalidSubcommand) {
         Some(meant) => format!("{said}; the command for that is `herdr-core-mcp {meant}{config}`"),
         None => said,
@@ -56,6 +62,12 @@ fn invalid_arg(error: &clap::Error) -> Option<&str> {
         Some(ContextValue::String(arg)) => Some(arg),
         _ => None,
     }
+}
+
+/// The argument right after `flag` on the command line, if any.
+fn value_after<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let at = args.iter().position(|arg| arg == flag)?;
+    args.get(at + 1).map(String::as_str)
 }
 
 /// `--token=abc` is the flag `--token`.
@@ -88,11 +100,23 @@ fn serve_fix(flag: &str, config: &str) -> String {
     format!("serve takes only --config: {instead}")
 }
 
-/// `allow --normal`: the mode is a value of `--mode`.
-fn mode_fix(flag: &str, config: &str) -> Option<String> {
-    let mode = match flag {
-        "--normal" => "normal",
-        "--idle-only" | "--idle" => "idle-only",
+/// `inspect-core --socket PATH`: the socket is the config's.
+fn socket_fix(command: &str, flag: &str, config: &str) -> Option<String> {
+    matches!(flag, "--socket" | "--socket-path" | "--hc-socket").then(|| {
+        format!(
+            "{command} asks the socket the config names (socketPath); to look at another core, write a config for it with `herdr-core-mcp init --socket PATH --config FILE` and run `herdr-core-mcp {command} --config FILE`{}",
+            if config.is_empty() { "" } else { " (this config's socketPath is used now)" }
+        )
+    })
+}
+
+/// `allow --normal` or `allow -m normal`: the mode is a value of `--mode`.
+fn mode_fix(flag: &str, value: Option<&str>, config: &str) -> Option<String> {
+    let mode = match (flag, value) {
+        ("--normal", _) => "normal",
+        ("--idle-only" | "--idle", _) => "idle-only",
+        ("-m", Some(mode @ ("normal" | "idle-only"))) => mode,
+        ("-m", _) => "MODE",
         _ => return None,
     };
     Some(format!(

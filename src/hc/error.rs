@@ -30,6 +30,17 @@ pub enum CoreError {
         path: PathBuf,
     },
 
+    /// The path is a directory or a regular file, not a socket.
+    #[error(
+        "socketPath {path} is {what}, not a socket: it names hc's socket file itself (such as $XDG_RUNTIME_DIR/herdr-core/hc.sock); fix socketPath in the config"
+    )]
+    NotASocket {
+        /// The socket path.
+        path: PathBuf,
+        /// What is there instead.
+        what: &'static str,
+    },
+
     /// Connecting failed for another reason (permissions, ...).
     #[error("cannot connect to hc at {path}: {source}")]
     Connect {

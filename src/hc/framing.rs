@@ -263,7 +263,17 @@ fn connect_error(path: &Path, source: std::io::Error) -> CoreError {
         K::NotFound => CoreError::SocketMissing { path },
         // Linux answers ECONNREFUSED both for a stale socket and for a
         // regular file at the path.
-        K::ConnectionRefused => CoreError::NotListening { path },
+        K::ConnectionRefused => match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => CoreError::NotASocket {
+                path,
+                what: "a directory",
+            },
+            Ok(meta) if meta.is_file() => CoreError::NotASocket {
+                path,
+                what: "a regular file",
+            },
+            _ => CoreError::NotListening { path },
+        },
         _ => CoreError::Connect { path, source },
     }
 }

@@ -107,6 +107,7 @@ fn core_kind(e: &CoreError) -> &'static str {
     match e {
         CoreError::SocketMissing { .. }
         | CoreError::NotListening { .. }
+        | CoreError::NotASocket { .. }
         | CoreError::Connect { .. } => "hc_unavailable",
         CoreError::HandshakePin { .. } | CoreError::HandshakeRefused { .. } => "hc_incompatible",
         CoreError::Unaccepted { .. } => "hc_unaccepted",

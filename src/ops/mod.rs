@@ -25,3 +25,4 @@ mod reapproval;
 pub(crate) mod reload;
 pub(crate) mod serves;
 pub(crate) mod setup;
+pub(crate) mod started;

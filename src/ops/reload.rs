@@ -50,6 +50,7 @@ pub(crate) fn run(path: &Path) -> Reloaded {
     let wanted = real(path);
     let shown = printable(&wanted.display().to_string()).into_owned();
     let found = serving(path);
+    let now = crate::config::Config::load(path).ok();
     let mut text = String::new();
     let (mut signalled, mut failed) = (0, 0);
     for pid in &found {
@@ -57,6 +58,17 @@ pub(crate) fn run(path: &Path) -> Reloaded {
             Ok(()) => {
                 signalled += 1;
                 text.push_str(&format!("sent SIGHUP to serve (pid {pid}) of {shown}\n"));
+                let restart = now
+                    .as_ref()
+                    .and_then(|config| super::started::needing_restart(*pid, config))
+                    .filter(|keys| !keys.is_empty());
+                if let Some(keys) = restart {
+                    text.push_str(&format!(
+                        "RESTART NEEDED: serve (pid {pid}) started with other {}; a reload cannot change {}: it keeps the old values until it is restarted (every other key is applied)\n",
+                        keys.join(", "),
+                        if keys.len() == 1 { "it" } else { "them" }
+                    ));
+                }
             }
             Err(e) if e.raw_os_error() == Some(rustix::io::Errno::SRCH.raw_os_error()) => text.push_str(&format!(
                 "serve (pid {pid}) exited before it could be signalled; nothing to reload there\n"

@@ -389,3 +389,50 @@ async fn inspect_core_marks_the_approved_terminals() {
         [(json!(true), json!(true)), (json!(false), json!(false))]
     );
 }
+
+/// A key a reload cannot change, edited under a running serve: `reload`
+/// names it (and still applies the rest), `doctor` fails that serve; back
+/// to what it started with, both are quiet about it.
+#[tokio::test]
+async fn reload_and_doctor_name_the_keys_that_need_a_restart() {
+    let (sim, _hc, _) = approved_sim().await;
+    let config = sim.config(json!({}));
+    let path = config.to_str().unwrap();
+    let started = std::fs::read_to_string(&config).unwrap();
+    let log = sim.dir.path().join("restart.stderr");
+    let (client, pid) = mcp::stdio_process((), &config, &log).await;
+    let mut edited: serde_json::Value = serde_json::from_str(&started).unwrap();
+    edited["socketPath"] = json!(sim.dir.path().join("elsewhere.sock"));
+    edited["timeoutMs"] = json!(7000);
+    std::fs::write(&config, serde_json::to_vec_pretty(&edited).unwrap()).unwrap();
+
+    let (code, stdout, stderr) = run_adapter(&["reload", "--config", path], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("RESTART NEEDED"))
+        .unwrap_or_else(|| panic!("no restart line:\n{stdout}"));
+    assert!(line.contains(&format!("(pid {pid})")), "{line}");
+    assert!(
+        line.contains("socketPath") && line.contains("timeoutMs"),
+        "{line}"
+    );
+    let (code, stdout, _) = run_adapter(&["doctor", "--config", path], &[]);
+    assert_ne!(code, 0, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL serve") && l.contains("socketPath")),
+        "{stdout}"
+    );
+
+    std::fs::write(&config, &started).unwrap();
+    let (_, stdout, _) = run_adapter(&["reload", "--config", path], &[]);
+    assert!(!stdout.contains("RESTART NEEDED"), "{stdout}");
+    let (_, stdout, _) = run_adapter(&["doctor", "--config", path], &[]);
+    assert!(
+        stdout.contains(&format!("ok   serve      serve (pid {pid})")),
+        "{stdout}"
+    );
+    drop(client);
+}

@@ -213,3 +213,29 @@ fn output_into_a_closed_pipe_is_no_failure_and_no_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// First mistakes get the fix: `allow -m normal` names `--mode normal`,
+/// `revoke` alone names `--all`, `inspect-core --socket` names socketPath
+/// and `init --socket`, and a socketPath that is a folder says so.
+#[test]
+fn first_mistakes_name_the_fix() {
+    use crate::support::run_adapter;
+    for (args, said) in [
+        (&["allow", "-m", "normal", "t1"][..], "--mode normal"),
+        (&["revoke"], "revoke --all"),
+        (
+            &["inspect-core", "--socket", "/run/hc.sock"],
+            "init --socket PATH",
+        ),
+    ] {
+        let (code, _, stderr) = run_adapter(args, &[]);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+    let dir = crate::support::WorkDir::temp().unwrap();
+    let config = crate::support::write_config(dir.path(), &json!({"socketPath": dir.path()}));
+    let (code, _, stderr) =
+        run_adapter(&["inspect-core", "--config", config.to_str().unwrap()], &[]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("is a directory, not a socket"), "{stderr}");
+}

@@ -122,6 +122,20 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
         http::check_http(&mut report, http, path).await;
     }
     report.ok("versions", accepted_versions(&config));
+    for pid in super::serves::serving(path) {
+        let flag = report.config_flag.clone();
+        match super::started::needing_restart(pid, &config) {
+            Some(keys) if !keys.is_empty() => report.fail(
+                "serve",
+                format!(
+                    "serve (pid {pid}) runs with other {} than the file says, which a reload cannot change: restart it (herdr-core-mcp reload{flag} applies every other key)",
+                    keys.join(", ")
+                ),
+            ),
+            Some(_) => report.ok("serve", format!("serve (pid {pid}) runs with the file's settings")),
+            None => {}
+        }
+    }
     let client = config.hc_client();
     let listed = client.list(true).await;
     let machines = match &listed {
