@@ -3,7 +3,7 @@
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
 //! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
 //! [--evidence] [--version V] [--no-discover] [--no-if-guard]
-//! [--draft-protect-ms MS]`, and
+//! [--draft-protect-ms MS] [--quiet-ms MS]`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -15,6 +15,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::faults::{self, Fault};
+use crate::input;
 use crate::sim::SimOptions;
 use crate::wire::HC_VERSION;
 
@@ -83,6 +84,16 @@ pub(crate) struct Cli {
     /// with `started: false`.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     draft_protect_ms: u64,
+    /// How long the keyboard must have been quiet before a send types
+    /// (hc's is about 3 s; tests shorten it). Below the 10 s after which a
+    /// keyboard that keeps going makes the send `busy`.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = input::DEFAULT_KEYBOARD_QUIET_MS,
+        value_parser = clap::value_parser!(u64).range(0..input::QUIET_WAIT_LIMIT_MS)
+    )]
+    quiet_ms: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -164,6 +175,7 @@ impl TryFrom<Cli> for Invocation {
                 discover: !cli.no_discover,
                 if_guard: !cli.no_if_guard,
                 draft_protect: Duration::from_millis(cli.draft_protect_ms),
+                keyboard_quiet: Duration::from_millis(cli.quiet_ms),
             },
         })))
     }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::clock::unix_ms;
 use crate::faults::{Fault, FaultSet};
+use crate::input::Patience;
 use crate::input_log::InputLog;
 use crate::pty::{self, ProgramSpec};
 use crate::registry::{Registry, Slot};
@@ -73,6 +74,9 @@ pub struct SimOptions {
     pub if_guard: bool,
     /// How long a draft holds a send (`--draft-protect-ms`).
     pub draft_protect: Duration,
+    /// How long the keyboard must be quiet before a send types
+    /// (`--quiet-ms`).
+    pub keyboard_quiet: Duration,
 }
 
 pub struct Sim {
@@ -87,7 +91,8 @@ pub struct Sim {
     pub version: String,
     pub discover: bool,
     pub if_guard: bool,
-    pub draft_protect: Duration,
+    /// How long a send waits on the user (draft, keyboard).
+    pub(crate) patience: Patience,
     options: SimOptions,
 }
 
@@ -113,7 +118,10 @@ impl Sim {
             version: options.version.clone(),
             discover: options.discover,
             if_guard: options.if_guard,
-            draft_protect: options.draft_protect,
+            patience: Patience {
+                draft_protect: options.draft_protect,
+                keyboard_quiet: options.keyboard_quiet,
+            },
             options,
         })
     }

@@ -8,6 +8,12 @@ use std::path::PathBuf;
 
 use super::workdir::Paths;
 
+/// The keyboard-quiet wait these options ask for unless told otherwise:
+/// short, so that tests and benchmarks sending to one terminal in a row do
+/// not wait hc's seconds on a keyboard nobody types at. What the wait
+/// does is the same at any length; `quiet_ms: None` runs hc's own 3 s.
+pub const TEST_QUIET_MS: u64 = 100;
+
 /// How to run a simulator: each field is one `hc-sim` flag (`None` and 0
 /// leave the simulator's default), plus where its binary and stderr are.
 #[derive(Debug, Clone)]
@@ -40,6 +46,9 @@ pub struct Options {
     pub no_if_guard: bool,
     /// `--draft-protect-ms` (the simulator's default is 60,000).
     pub draft_protect_ms: Option<u64>,
+    /// `--quiet-ms`: [`TEST_QUIET_MS`] by default here; `None` keeps the
+    /// simulator's own, hc's 3 s.
+    pub quiet_ms: Option<u64>,
     /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
@@ -65,6 +74,7 @@ impl Default for Options {
             no_discover: false,
             no_if_guard: false,
             draft_protect_ms: None,
+            quiet_ms: Some(TEST_QUIET_MS),
             input_log: true,
             stderr: None,
         }
@@ -124,6 +134,9 @@ impl Options {
         if let Some(ms) = self.draft_protect_ms {
             flag("--draft-protect-ms", ms.to_string());
         }
+        if let Some(ms) = self.quiet_ms {
+            flag("--quiet-ms", ms.to_string());
+        }
         for (on, name) in [
             (self.evidence, "--evidence"),
             (self.no_discover, "--no-discover"),
@@ -168,6 +181,8 @@ mod tests {
                 "50",
                 "--fault",
                 "no-reply:terminal.send",
+                "--quiet-ms",
+                "100",
             ]
         );
     }

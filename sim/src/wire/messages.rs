@@ -78,7 +78,9 @@ pub(crate) struct ReadResult {
     pub status_seq: u64,
 }
 
-/// `terminal.send` params. `if` is the only optional field.
+/// `terminal.send` params. `if` and `force` may be left out (`force`
+/// then is false, hc's default: a client may leave it out for a core whose
+/// document does not declare it).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendParams {
@@ -87,7 +89,8 @@ pub(crate) struct SendParams {
     pub submit: bool,
     #[serde(rename = "if", default)]
     pub guard: Option<Guard>,
-    pub force: bool,
+    #[serde(default)]
+    pub force: Option<bool>,
 }
 
 /// `terminal.send` result.
