@@ -156,6 +156,7 @@ fn reader(socket: &Path) -> herdr_core_mcp::HcClient {
         version: version.into(),
         document_sha256: None,
         guard_shown: true,
+        omits_force: false,
     };
     herdr_core_mcp::HcClient::with(
         socket,
