@@ -76,6 +76,17 @@ impl Ask {
             Ask::Unknown => UNKNOWN_METHOD,
         }
     }
+
+    /// The method whose result the adapter's decoders read, when it is one.
+    pub(super) fn read(self) -> Option<Method> {
+        match self {
+            Ask::Hello => Some(Method::Hello),
+            Ask::List => Some(Method::List),
+            Ask::Get => Some(Method::Get),
+            Ask::Read => Some(Method::Read),
+            Ask::Discover | Ask::Unknown => None,
+        }
+    }
 }
 
 /// What came back for one request.
@@ -140,21 +151,26 @@ impl Probe {
     }
 
     /// The guard check's one send: to `address`, empty text, no submit,
-    /// no force, `if` set to `sent_if` (a status the terminal is not in),
-    /// bounded by `timeout`. Nothing else can be written through a probe.
+    /// no force (`force: false`, or no `force` at all when the core's
+    /// document does not declare it), `if` set to `sent_if` (a status the
+    /// terminal is not in), bounded by `timeout`. Nothing else can be
+    /// written through a probe.
     pub(super) async fn ask_guard(
         &mut self,
         address: &str,
         sent_if: &'static str,
         timeout: Duration,
+        force: bool,
     ) -> (u64, Received) {
-        let params = json!({
+        let mut params = json!({
             "address": address,
             "text": "",
             "submit": false,
             "if": sent_if,
-            "force": false,
         });
+        if force {
+            params["force"] = json!(false);
+        }
         self.exchange(Method::Send.as_str(), params, timeout).await
     }
 
