@@ -3,7 +3,7 @@
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
 //! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
 //! [--evidence] [--version V] [--no-discover] [--no-if-guard]
-//! [--draft-protect-ms MS] [--quiet-ms MS]`, and
+//! [--draft-protect-ms MS] [--quiet-ms MS] [--discover-style STYLE]`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use crate::discover::DiscoverStyle;
 use crate::faults::{self, Fault};
 use crate::input;
 use crate::sim::SimOptions;
@@ -76,6 +77,11 @@ pub(crate) struct Cli {
     /// Answer rpc.discover as a method this core does not have.
     #[arg(long)]
     no_discover: bool,
+    /// How the rpc.discover document describes this core: the model's own
+    /// words, tersely, with $refs into components, or (for tests of the
+    /// check) wrongly in one way each.
+    #[arg(long, value_name = "STYLE", value_enum, default_value_t = DiscoverStyle::Model)]
+    discover_style: DiscoverStyle,
     /// A core without the `if` guard: terminal.send has no `if`, in the
     /// document and on the wire (a send given one writes regardless).
     #[arg(long)]
@@ -173,6 +179,7 @@ impl TryFrom<Cli> for Invocation {
                 evidence: cli.evidence,
                 version: cli.hc_version,
                 discover: !cli.no_discover,
+                discover_style: cli.discover_style,
                 if_guard: !cli.no_if_guard,
                 draft_protect: Duration::from_millis(cli.draft_protect_ms),
                 keyboard_quiet: Duration::from_millis(cli.quiet_ms),

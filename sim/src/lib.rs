@@ -9,6 +9,8 @@
 //! - [`methods`]: the handshake and one function per hc method.
 //! - [`faults`]: which faults apply to a call and how its reply goes out.
 //! - [`evidence`]: replies as real cores send them (`--evidence`).
+//! - [`discover`]: the core's own OpenRPC document, worded one of several
+//!   ways (`--discover-style`).
 //! - [`sim`]: the core (identity, terminals, faults, counters, lifecycle).
 //! - [`registry`]: addresses and creation times of terminals.
 //! - [`terminal`]: one terminal's screen, status and input lock.
@@ -57,6 +59,7 @@ use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::{Cli, Invocation, ServeConfig};
+pub use crate::discover::DiscoverStyle;
 use crate::service::{Ending, Service};
 
 /// Entry point of the `hc-sim` binary: parse, run, map to an exit code.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::clock::unix_ms;
+use crate::discover::DiscoverStyle;
 use crate::faults::{Fault, FaultSet};
 use crate::input::Patience;
 use crate::input_log::InputLog;
@@ -70,6 +71,8 @@ pub struct SimOptions {
     pub version: String,
     /// Whether `rpc.discover` is answered (not `--no-discover`).
     pub discover: bool,
+    /// How the `rpc.discover` document is worded (`--discover-style`).
+    pub discover_style: DiscoverStyle,
     /// Whether `terminal.send` has the `if` guard (not `--no-if-guard`).
     pub if_guard: bool,
     /// How long a draft holds a send (`--draft-protect-ms`).
@@ -90,6 +93,7 @@ pub struct Sim {
     pub evidence: bool,
     pub version: String,
     pub discover: bool,
+    pub discover_style: DiscoverStyle,
     pub if_guard: bool,
     /// How long a send waits on the user (draft, keyboard).
     pub(crate) patience: Patience,
@@ -117,6 +121,7 @@ impl Sim {
             evidence: options.evidence,
             version: options.version.clone(),
             discover: options.discover,
+            discover_style: options.discover_style,
             if_guard: options.if_guard,
             patience: Patience {
                 draft_protect: options.draft_protect,

@@ -6,7 +6,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+
 use super::workdir::Paths;
+use crate::DiscoverStyle;
 
 /// The keyboard-quiet wait these options ask for unless told otherwise:
 /// short, so that tests and benchmarks sending to one terminal in a row do
@@ -42,6 +45,9 @@ pub struct Options {
     pub version: Option<String>,
     /// `--no-discover`: answer `rpc.discover` as an unknown method.
     pub no_discover: bool,
+    /// `--discover-style`: how the `rpc.discover` document is worded (the
+    /// simulator's default is `model`).
+    pub discover_style: Option<DiscoverStyle>,
     /// `--no-if-guard`: a `terminal.send` without the `if` guard.
     pub no_if_guard: bool,
     /// `--draft-protect-ms` (the simulator's default is 60,000).
@@ -72,6 +78,7 @@ impl Default for Options {
             evidence: false,
             version: None,
             no_discover: false,
+            discover_style: None,
             no_if_guard: false,
             draft_protect_ms: None,
             quiet_ms: Some(TEST_QUIET_MS),
@@ -136,6 +143,9 @@ impl Options {
         }
         if let Some(ms) = self.quiet_ms {
             flag("--quiet-ms", ms.to_string());
+        }
+        if let Some(style) = self.discover_style.and_then(|s| s.to_possible_value()) {
+            flag("--discover-style", style.get_name().to_owned());
         }
         for (on, name) in [
             (self.evidence, "--evidence"),
