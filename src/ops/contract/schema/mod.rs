@@ -34,6 +34,10 @@ pub(crate) const MAX_DEPTH: usize = 16;
 /// Alternatives one schema may read as (every `anyOf` multiplies them)
 /// before it is taken as unreadable, for the same reason.
 const MAX_ALTERNATIVES: usize = 64;
+/// Schema objects read for one schema at most (a `$ref` met twice is read
+/// twice): within the depth bound, `allOf`s of `allOf`s could otherwise
+/// make a small hostile document cost millions of reads.
+const MAX_SCHEMAS_READ: usize = 4096;
 
 /// A part of a document the judgement cannot read, and where it sits (a
 /// JSON pointer into the document, `#/components/schemas/Record/not`).
@@ -168,6 +172,13 @@ fn all_types(alternative: &[Atom<'_>]) -> Types {
         .fold(Types::ALL, Types::and)
 }
 
+/// Where one reading of a schema is: the `$ref`s it is inside (to see a
+/// cycle), and how many more schema objects it may read.
+struct Walk<'b> {
+    refs: Vec<String>,
+    budget: &'b mut usize,
+}
+
 /// Reads the schemas of one document.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Reader<'d> {
@@ -227,16 +238,28 @@ impl<'d> Reader<'d> {
 
     /// `schema` read out.
     pub(super) fn shape(&self, schema: &'d Value, at: &str) -> Result<Shape<'d>, Unreadable> {
-        self.expand(schema, at.to_owned(), &mut Vec::new(), 0)
+        let mut budget = MAX_SCHEMAS_READ;
+        let mut walk = Walk {
+            refs: Vec::new(),
+            budget: &mut budget,
+        };
+        self.expand(schema, at.to_owned(), &mut walk, 0)
     }
 
     fn expand(
         &self,
         schema: &'d Value,
         at: String,
-        refs: &mut Vec<String>,
+        walk: &mut Walk<'_>,
         depth: usize,
     ) -> Result<Shape<'d>, Unreadable> {
+        if *walk.budget == 0 {
+            return Err(Unreadable::new(
+                &at,
+                format!("takes more than {MAX_SCHEMAS_READ} schema objects to read"),
+            ));
+        }
+        *walk.budget -= 1;
         if depth > MAX_DEPTH {
             return Err(Unreadable::new(
                 &at,
@@ -265,18 +288,18 @@ impl<'d> Reader<'d> {
             }]],
         };
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            if refs.iter().any(|r| r == reference) {
+            if walk.refs.iter().any(|r| r == reference) {
                 return Err(cycle(&at, reference));
             }
             let target = self.pointer(reference, &at)?;
-            refs.push(reference.to_owned());
-            let inner = self.expand(target, reference.to_owned(), refs, depth + 1);
-            refs.pop();
+            walk.refs.push(reference.to_owned());
+            let inner = self.expand(target, reference.to_owned(), walk, depth + 1);
+            walk.refs.pop();
             shape = shape.and(inner?, &at)?;
         }
         if let Some(branches) = map.get("allOf").and_then(Value::as_array) {
             for (i, branch) in branches.iter().enumerate() {
-                let inner = self.expand(branch, format!("{at}/allOf/{i}"), refs, depth + 1)?;
+                let inner = self.expand(branch, format!("{at}/allOf/{i}"), walk, depth + 1)?;
                 shape = shape.and(inner, &at)?;
             }
         }
@@ -284,7 +307,7 @@ impl<'d> Reader<'d> {
             if let Some(branches) = map.get(key).and_then(Value::as_array) {
                 let mut union = Shape::nothing();
                 for (i, branch) in branches.iter().enumerate() {
-                    let inner = self.expand(branch, format!("{at}/{key}/{i}"), refs, depth + 1)?;
+                    let inner = self.expand(branch, format!("{at}/{key}/{i}"), walk, depth + 1)?;
                     union = union.or(inner, &at)?;
                 }
                 shape = shape.and(union, &at)?;
@@ -407,6 +430,15 @@ mod tests {
         deep["components"]["schemas"][format!("S{}", MAX_DEPTH + 2)] = json!({"type": "string"});
         let found = types_of(&deep, &json!({"$ref": "#/components/schemas/S0"})).unwrap_err();
         assert!(found.why.contains("nested past"), "{found}");
+        // 4 to the 7th: past the reading budget, within the depth bound.
+        let mut doubling = json!({"components": {"schemas": {"S7": {"type": "string"}}}});
+        for i in 0..7 {
+            let next = format!("#/components/schemas/S{}", i + 1);
+            doubling["components"]["schemas"][format!("S{i}")] =
+                json!({"allOf": [{"$ref": next}, {"$ref": next}, {"$ref": next}, {"$ref": next}]});
+        }
+        let found = types_of(&doubling, &json!({"$ref": "#/components/schemas/S0"})).unwrap_err();
+        assert!(found.why.contains("schema objects"), "{found}");
         let wide = json!({"allOf": [
             {"anyOf": [true, true, true, true]}, {"anyOf": [true, true, true, true]},
             {"anyOf": [true, true, true, true]}, {"anyOf": [true, true, true, true]}]});
