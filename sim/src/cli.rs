@@ -3,7 +3,8 @@
 //! [--idle-records N] [--agent-delay-ms MS] [--input-log FILE]
 //! [--fault KIND[:METHOD]]... [--control PATH] [--slow-reply-ms MS]
 //! [--evidence] [--version V] [--no-discover] [--no-if-guard]
-//! [--draft-protect-ms MS] [--machine NAME=SOCKET]... [--no-status-reasons]`, and
+//! [--draft-protect-ms MS] [--quiet-ms MS] [--discover-style STYLE]
+//! [--machine NAME=SOCKET]... [--no-status-reasons]`, and
 //! the hidden `hc-sim agent` and `hc-sim reader`. Raw flags are parsed here
 //! and validated into an [`Invocation`]; running it is `lib`'s job. The
 //! `--help` text of `--fault` is generated from the fault kinds themselves.
@@ -14,7 +15,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use crate::discover::DiscoverStyle;
 use crate::faults::{self, Fault};
+use crate::input;
 use crate::machines::MachineSpec;
 use crate::sim::SimOptions;
 use crate::wire::HC_VERSION;
@@ -76,6 +79,11 @@ pub(crate) struct Cli {
     /// Answer rpc.discover as a method this core does not have.
     #[arg(long)]
     no_discover: bool,
+    /// How the rpc.discover document describes this core: the model's own
+    /// words, tersely, with $refs into components, or (for tests of the
+    /// check) wrongly in one way each.
+    #[arg(long, value_name = "STYLE", value_enum, default_value_t = DiscoverStyle::Model)]
+    discover_style: DiscoverStyle,
     /// A core without the `if` guard: terminal.send has no `if`, in the
     /// document and on the wire (a send given one writes regardless).
     #[arg(long)]
@@ -92,6 +100,16 @@ pub(crate) struct Cli {
     /// without `status_kind`, `status_msg` and `status_ms`.
     #[arg(long)]
     no_status_reasons: bool,
+    /// How long the keyboard must have been quiet before a send types
+    /// (hc's is about 3 s; tests shorten it). Below the 10 s after which a
+    /// keyboard that keeps going makes the send `busy`.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = input::DEFAULT_KEYBOARD_QUIET_MS,
+        value_parser = clap::value_parser!(u64).range(0..input::QUIET_WAIT_LIMIT_MS)
+    )]
+    quiet_ms: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,10 +189,12 @@ impl TryFrom<Cli> for Invocation {
                 evidence: cli.evidence,
                 version: cli.hc_version,
                 discover: !cli.no_discover,
+                discover_style: cli.discover_style,
                 if_guard: !cli.no_if_guard,
                 draft_protect: Duration::from_millis(cli.draft_protect_ms),
                 machines: cli.machines,
                 status_reasons: !cli.no_status_reasons,
+                keyboard_quiet: Duration::from_millis(cli.quiet_ms),
             },
         })))
     }

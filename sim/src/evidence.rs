@@ -34,6 +34,8 @@ pub const LABEL: &str = "evidence-label";
 const HINT: &str = "see `hc schema`";
 /// Record fields the model names that real cores' records lack.
 pub(crate) const DROPPED_FIELDS: [&str; 4] = ["title", "submit_key", "rows", "cols"];
+/// Screen fields the model names that real cores' screens lack.
+pub(crate) const DROPPED_SCREEN_FIELDS: [&str; 2] = ["rows", "cols"];
 
 /// The terminals only an evidence core has, after the usual ones.
 pub async fn add_terminals(sim: &Sim) -> io::Result<()> {
@@ -68,8 +70,9 @@ pub fn reshape(sim: &Sim, method: Option<Method>, reply: &mut Result<Value, RpcE
             Some(Method::Get) => reshape_record(sim, result),
             Some(Method::Read) => {
                 if let Some(screen) = result.as_object_mut() {
-                    screen.remove("rows");
-                    screen.remove("cols");
+                    for field in DROPPED_SCREEN_FIELDS {
+                        screen.remove(field);
+                    }
                 }
                 show_status(sim, result);
             }

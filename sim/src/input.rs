@@ -17,10 +17,18 @@ use crate::input_log::InputLog;
 use crate::terminal::{Backend, Terminal};
 use crate::wire::{ENTER_BYTES, PASTE_END, PASTE_START, Status};
 
-/// hc waits until the keyboard has been quiet this long before pasting.
-pub(crate) const KEYBOARD_QUIET: Duration = Duration::from_millis(100);
-/// A keyboard that is not quiet within this long makes the send `busy`.
-pub(crate) const QUIET_WAIT_LIMIT: Duration = Duration::from_secs(5);
+/// hc waits until the keyboard has been quiet this long before pasting:
+/// about 3 s on current cores, per a public client of hc ("once nobody has
+/// typed for ~3 s"); this model said 100 ms until 2026-12. `--quiet-ms`
+/// shortens it (tests do, so that a suite of sends does not wait seconds
+/// on a keyboard nobody types at).
+pub(crate) const DEFAULT_KEYBOARD_QUIET_MS: u64 = 3_000;
+/// A keyboard that is not quiet within this long of the send's turn makes
+/// the send `busy`: hc gives up on a user who keeps typing rather than hold
+/// the terminal's input lock for ever. It stays above any quiet period
+/// `--quiet-ms` takes, so a keyboard that does go quiet is always waited
+/// for; with hc's 3 s, a user may keep typing 7 s into the wait.
+pub(crate) const QUIET_WAIT_LIMIT_MS: u64 = 10_000;
 
 /// One `terminal.send`, validated.
 #[derive(Debug, Clone)]
@@ -28,7 +36,10 @@ pub(crate) struct Input {
     pub text: String,
     pub submit: bool,
     pub guard: Option<Status>,
+    /// `force` as sent; false when the request left it out (hc's default).
     pub force: bool,
+    /// Whether the request carried `force` at all (the input log says).
+    pub force_present: bool,
 }
 
 /// What a send observed right after its input was written, or, when
@@ -56,18 +67,28 @@ pub(crate) enum Refusal {
     Failed(String),
 }
 
-/// Sends `input` to `terminal`, logging the write to `log`; a draft holds
-/// it at most `draft_protect`.
+/// How long a send waits on the user: the draft protection and the
+/// keyboard-quiet wait.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Patience {
+    /// A draft holds a send at most this long (`--draft-protect-ms`).
+    pub draft_protect: Duration,
+    /// The keyboard must have been quiet this long (`--quiet-ms`).
+    pub keyboard_quiet: Duration,
+}
+
+/// Sends `input` to `terminal`, logging the write to `log`, as patient with
+/// the user as `patience` says.
 pub(crate) async fn send(
     terminal: &Arc<Terminal>,
     input: &Input,
     log: Option<&InputLog>,
-    draft_protect: Duration,
+    patience: Patience,
 ) -> Result<Accepted, Refusal> {
     check_live(terminal)?;
     let _lock = terminal.input_lock.lock().await;
     if !terminal
-        .wait_for(draft_protect, |state| state.draft == 0)
+        .wait_for(patience.draft_protect, |state| state.draft == 0)
         .await
     {
         let state = terminal.state();
@@ -78,7 +99,7 @@ pub(crate) async fn send(
         });
     }
     check_guards(terminal, input)?;
-    if !input.force && wait_for_quiet_keyboard(terminal).await? {
+    if !input.force && wait_for_quiet_keyboard(terminal, patience.keyboard_quiet).await? {
         // The status may have moved while waiting; the guard holds at the write.
         check_guards(terminal, input)?;
     }
@@ -102,10 +123,15 @@ pub(crate) async fn send(
     };
     write(terminal, payload).await?;
     if let Some(log) = log {
-        log.append(&terminal.address, terminal.created_ms, &input.text)
-            .map_err(|error| {
-                Refusal::Failed(format!("input written, but the input log failed: {error}"))
-            })?;
+        log.append(
+            &terminal.address,
+            terminal.created_ms,
+            &input.text,
+            input.force_present,
+        )
+        .map_err(|error| {
+            Refusal::Failed(format!("input written, but the input log failed: {error}"))
+        })?;
     }
     Ok(Accepted {
         status,
@@ -150,16 +176,16 @@ fn check_guards(terminal: &Terminal, input: &Input) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Waits until no input has been written for [`KEYBOARD_QUIET`]; returns
-/// whether it had to wait at all.
-async fn wait_for_quiet_keyboard(terminal: &Terminal) -> Result<bool, Refusal> {
-    let deadline = Instant::now() + QUIET_WAIT_LIMIT;
+/// Waits until no input has been written for `quiet`; returns whether it
+/// had to wait at all. `busy` once [`QUIET_WAIT_LIMIT_MS`] has passed.
+async fn wait_for_quiet_keyboard(terminal: &Terminal, quiet: Duration) -> Result<bool, Refusal> {
+    let deadline = Instant::now() + Duration::from_millis(QUIET_WAIT_LIMIT_MS);
     let mut waited = false;
     loop {
         let Some(last_input) = terminal.state().last_input else {
             return Ok(waited);
         };
-        let quiet_at = last_input + KEYBOARD_QUIET;
+        let quiet_at = last_input + quiet;
         let now = Instant::now();
         if now >= quiet_at {
             return Ok(waited);

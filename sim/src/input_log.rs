@@ -1,7 +1,9 @@
 //! The input log (`--input-log FILE`): one JSON line per `terminal.send` that
 //! wrote input, appended before the reply goes out, so a test reading the file
 //! right after a reply sees every write the simulator made. It holds digests
-//! and sizes only, never the text.
+//! and sizes only, never the text, and whether the request carried `force`
+//! (a client may leave it out for a core whose document does not declare
+//! it).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -26,6 +28,8 @@ struct Entry<'a> {
     sha256: String,
     /// The text's length in bytes.
     bytes: usize,
+    /// Whether the `terminal.send` carried a `force` param at all.
+    force_present: bool,
     ts_ms: u64,
 }
 
@@ -38,14 +42,21 @@ impl InputLog {
         })
     }
 
-    /// Appends the entry for `text` written to one terminal lifetime, in a
-    /// single write.
-    pub fn append(&self, address: &str, created_ms: u64, text: &str) -> io::Result<()> {
+    /// Appends the entry for `text` written to one terminal lifetime by a
+    /// send that did (or did not) carry `force`, in a single write.
+    pub fn append(
+        &self,
+        address: &str,
+        created_ms: u64,
+        text: &str,
+        force_present: bool,
+    ) -> io::Result<()> {
         let entry = Entry {
             address,
             created_ms,
             sha256: sha256_hex(text.as_bytes()),
             bytes: text.len(),
+            force_present,
             ts_ms: unix_ms(),
         };
         let mut line = serde_json::to_vec(&entry)?;

@@ -11,6 +11,8 @@
 //! - [`evidence`]: replies as real cores send them (`--evidence`).
 //! - [`machines`]: other cores this core added, reached over real hc
 //!   connections (contract §8).
+//! - [`discover`]: the core's own OpenRPC document, worded one of several
+//!   ways (`--discover-style`).
 //! - [`sim`]: the core (identity, terminals, faults, counters, lifecycle).
 //! - [`registry`]: addresses and creation times of terminals.
 //! - [`terminal`]: one terminal's screen, status and input lock.
@@ -60,6 +62,7 @@ use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::{Cli, Invocation, ServeConfig};
+pub use crate::discover::DiscoverStyle;
 use crate::service::{Ending, Service};
 
 /// Entry point of the `hc-sim` binary: parse, run, map to an exit code.

@@ -166,9 +166,10 @@ async fn send(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
             .guard
             .filter(|_| sim.if_guard)
             .map(|guard| guard.status()),
-        force: params.force,
+        force: params.force.unwrap_or(false),
+        force_present: params.force.is_some(),
     };
-    let accepted = input::send(&terminal, &input, sim.input_log.as_ref(), sim.draft_protect)
+    let accepted = input::send(&terminal, &input, sim.input_log.as_ref(), sim.patience)
         .await
         .map_err(|refusal| refusal_error(&terminal.address, refusal))?;
     to_value(SendResult {

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::clock::unix_ms;
+use crate::discover::DiscoverStyle;
 use crate::faults::{Fault, FaultSet};
+use crate::input::Patience;
 use crate::input_log::InputLog;
 use crate::machines::{MachineSpec, Machines};
 use crate::pty::{self, ProgramSpec};
@@ -70,6 +72,8 @@ pub struct SimOptions {
     pub version: String,
     /// Whether `rpc.discover` is answered (not `--no-discover`).
     pub discover: bool,
+    /// How the `rpc.discover` document is worded (`--discover-style`).
+    pub discover_style: DiscoverStyle,
     /// Whether `terminal.send` has the `if` guard (not `--no-if-guard`).
     pub if_guard: bool,
     /// How long a draft holds a send (`--draft-protect-ms`).
@@ -79,6 +83,9 @@ pub struct SimOptions {
     /// Whether records and screens carry `status_kind`, `status_msg` and
     /// `status_ms` (not `--no-status-reasons`).
     pub status_reasons: bool,
+    /// How long the keyboard must be quiet before a send types
+    /// (`--quiet-ms`).
+    pub keyboard_quiet: Duration,
 }
 
 pub struct Sim {
@@ -92,8 +99,10 @@ pub struct Sim {
     pub evidence: bool,
     pub version: String,
     pub discover: bool,
+    pub discover_style: DiscoverStyle,
     pub if_guard: bool,
-    pub draft_protect: Duration,
+    /// How long a send waits on the user (draft, keyboard).
+    pub(crate) patience: Patience,
     /// The other cores this core added (contract §8).
     pub machines: Machines,
     /// Whether records and screens say why a status holds.
@@ -122,8 +131,12 @@ impl Sim {
             evidence: options.evidence,
             version: options.version.clone(),
             discover: options.discover,
+            discover_style: options.discover_style,
             if_guard: options.if_guard,
-            draft_protect: options.draft_protect,
+            patience: Patience {
+                draft_protect: options.draft_protect,
+                keyboard_quiet: options.keyboard_quiet,
+            },
             machines: Machines::new(&options.version),
             status_reasons: options.status_reasons,
             options,

@@ -42,7 +42,7 @@ pub use binary::locate_binary;
 pub use error::Error;
 use in_process::InProcess;
 pub use listener::{command_with_descriptor, command_with_listener};
-pub use options::Options;
+pub use options::{Options, TEST_QUIET_MS};
 use process::Process;
 pub use workdir::WorkDir;
 

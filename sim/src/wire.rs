@@ -19,8 +19,8 @@ pub(crate) use lines::{
     hello_fields, notification_line, response_line, result_prefix, status_notification_params,
 };
 pub(crate) use messages::{
-    GetParams, HelloParams, HelloResult, ListParams, ListResult, ReadParams, ReadResult, Record,
-    SendParams, SendResult,
+    GetParams, HelloParams, HelloResult, ListParams, ListResult, ParamKind, ParamSpec, ReadParams,
+    ReadResult, Record, SendParams, SendResult, params_of,
 };
 pub(crate) use method::Method;
 pub(crate) use status::{Guard, Status};

@@ -100,14 +100,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Report how this core (of any version) differs from the modelled
-        /// hc 0.1.15 contract, and from its own rpc.discover document:
-        /// fields, types, statuses, addresses, error objects, framing.
+        /// hc 0.1.15 contract (fields, types, statuses, addresses, error
+        /// objects, framing), and judge its own rpc.discover document by
+        /// what the adapter sends and reads, each line naming its rule.
         /// Read-only; exit 0 when nothing differs, 1 when something does or
         /// the core cannot be reached.
         #[arg(long)]
         check_contract: bool,
-        /// With --check-contract: also compare this OpenRPC document (what
-        /// `hc schema` prints) with the model.
+        /// With --check-contract: also judge this OpenRPC document (what
+        /// `hc schema` prints) as the core's own is judged.
         #[arg(long, value_name = "FILE", requires = "check_contract")]
         schema: Option<PathBuf>,
         /// With --check-contract: write the exchange to FILE as JSON lines,
@@ -115,9 +116,11 @@ pub enum Command {
         #[arg(long, value_name = "FILE", requires = "check_contract")]
         record: Option<PathBuf>,
         /// With --check-contract: when nothing found would make a call
-        /// fail, record the core's version (and its rpc.discover document's
-        /// SHA-256) in the config's hcVersions, so serve, allow and the
-        /// tools speak to it. Accepts nothing, exit 1, otherwise.
+        /// fail and the core showed its `if` guard, record the core's
+        /// version (and its rpc.discover document's SHA-256, and whether
+        /// sends to it leave out `force`) in the config's hcVersions, so
+        /// serve, allow and the tools speak to it. Accepts nothing, exit 1,
+        /// otherwise, naming the rules that refused.
         #[arg(long, requires = "check_contract")]
         accept: bool,
         /// With --check-contract: see whether the core honours the `if`

@@ -27,7 +27,7 @@ pub(crate) use file::{check_directories, current_uid, default_path, read_checked
 pub(crate) use http::HttpConfig;
 pub(crate) use lock::{LockError, lock};
 pub(crate) use machines::{Hidden, MachineScope};
-pub(crate) use raw::GuardShown;
+pub(crate) use raw::{GuardShown, OmittedParam};
 pub use raw::{RawConfig, RawHcVersion};
 pub(crate) use raw::{RawHttp, RawLifetime, RawTransport};
 pub(crate) use send_mode::SendMode;

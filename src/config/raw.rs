@@ -34,7 +34,7 @@ pub(super) const DEFAULT_SEND_TIMEOUT_MS: u64 = 90_000;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "an accepted version: an object with \"version\", \"document_sha256\", \"checked_ms\" and \"guard\" (what `inspect-core --check-contract --accept` writes)"
+    expecting = "an accepted version: an object with \"version\", \"document_sha256\", \"checked_ms\", \"guard\" and maybe \"params_omitted\" (what `inspect-core --check-contract --accept` writes)"
 )]
 pub struct RawHcVersion {
     /// `version`: hc's version as its hello reports it.
@@ -48,6 +48,20 @@ pub struct RawHcVersion {
     /// absent in entries written before guards had to be shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<GuardShown>,
+    /// `params_omitted`: params the core's document does not declare,
+    /// which sends to it leave out (only `force`, false being hc's
+    /// default); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params_omitted: Vec<OmittedParam>,
+}
+
+/// A param sends to an accepted core leave out (`hcVersions[].params_omitted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OmittedParam {
+    /// `terminal.send`'s `force`: hc's default is false, the only value
+    /// the adapter ever sends.
+    Force,
 }
 
 /// How a core showed its `if` guard (`hcVersions[].guard`).

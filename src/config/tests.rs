@@ -310,3 +310,28 @@ fn json_slips_and_case_slips_are_named() {
         assert!(err.contains(said), "{text}: {err}");
     }
 }
+
+#[test]
+fn an_accepted_version_may_omit_force_only_when_bound_to_a_document() {
+    let sha = "a".repeat(64);
+    let config = parse(&format!(
+        r#"{{"socketPath": "/a", "hcVersions": [{{"version": "0.1.20", "document_sha256": "{sha}",
+            "checked_ms": 1, "guard": "document", "params_omitted": ["force"]}}]}}"#
+    ))
+    .unwrap();
+    let acceptance = config.acceptance();
+    assert!(!acceptance.sends_force("0.1.20"));
+    assert!(acceptance.sends_force("0.1.15"));
+    let err = parse(
+        r#"{"socketPath": "/a", "hcVersions": [{"version": "0.1.17", "document_sha256": null,
+            "checked_ms": 1, "guard": "live-check", "params_omitted": ["force"]}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("params_omitted"), "{err}");
+    let err = parse(&format!(
+        r#"{{"socketPath": "/a", "hcVersions": [{{"version": "0.1.20", "document_sha256": "{sha}",
+            "checked_ms": 1, "guard": "document", "params_omitted": ["submit"]}}]}}"#
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("hcVersions"), "{err}");
+}

@@ -12,7 +12,7 @@ use super::file;
 use super::http::{self, HttpConfig};
 use super::machines::MachineScope;
 use super::numbers::{self, in_range};
-use super::raw::{GuardShown, RawConfig, RawHcVersion, RawTransport};
+use super::raw::{GuardShown, OmittedParam, RawConfig, RawHcVersion, RawTransport};
 use super::send_mode::SendMode;
 use crate::hc::{Acceptance, AcceptedVersion, CoreId, HcClient};
 
@@ -145,6 +145,7 @@ impl Config {
                         Some(GuardShown::LiveCheck | GuardShown::Document) => true,
                         None => v.document_sha256.is_some(),
                     },
+                    omits_force: v.params_omitted.contains(&OmittedParam::Force),
                 })
                 .collect(),
             operator_flag: self.operator_flag.clone(),
@@ -390,6 +391,12 @@ fn check_hc_versions(versions: &[RawHcVersion]) -> Result<(), Invalid> {
             return Err(invalid(
                 format!("{key}.guard"),
                 "is \"document\", but no document_sha256 binds that document: let inspect-core --check-contract --accept write the entry",
+            ));
+        }
+        if !entry.params_omitted.is_empty() && entry.document_sha256.is_none() {
+            return Err(invalid(
+                format!("{key}.params_omitted"),
+                "names params the core's document does not declare, but no document_sha256 binds that document: let inspect-core --check-contract --accept write the entry",
             ));
         }
         if let Some(sha) = &entry.document_sha256

@@ -31,6 +31,10 @@ pub struct AcceptedVersion {
     /// guard check saw it refuse. A version accepted without either is
     /// refused: an idle-only send rests on that guard.
     pub guard_shown: bool,
+    /// The core's document does not declare `force`: sends to it leave
+    /// the param out (false is hc's default) rather than send one it does
+    /// not name. Only an entry bound to a document says so.
+    pub omits_force: bool,
 }
 
 /// The versions a client speaks beyond the built-in one, and the
@@ -59,6 +63,17 @@ pub enum Standing<'a> {
 }
 
 impl Acceptance {
+    /// Whether a send to a core reporting `version` carries `force: false`
+    /// (the model's), or leaves it out because that core's accepted
+    /// document does not declare it.
+    pub fn sends_force(&self, version: &str) -> bool {
+        version == wire::PINNED_VERSION
+            || !self
+                .versions
+                .iter()
+                .any(|v| v.version == version && v.omits_force)
+    }
+
     /// What a core reporting `version` is.
     pub fn standing(&self, version: &str) -> Standing<'_> {
         if version == wire::PINNED_VERSION {
@@ -193,16 +208,19 @@ mod tests {
                     version: "0.1.20".into(),
                     document_sha256: Some("ab".into()),
                     guard_shown: true,
+                    omits_force: true,
                 },
                 AcceptedVersion {
                     version: "0.1.17".into(),
                     document_sha256: None,
                     guard_shown: true,
+                    omits_force: false,
                 },
                 AcceptedVersion {
                     version: "0.1.16".into(),
                     document_sha256: None,
                     guard_shown: false,
+                    omits_force: false,
                 },
             ],
             operator_flag: String::new(),
@@ -215,6 +233,8 @@ mod tests {
         assert_eq!(acceptance.standing("0.1.16"), Standing::Unguarded);
         assert_eq!(acceptance.standing("0.1.20"), Standing::IfDocumentIs("ab"));
         assert_eq!(acceptance.standing("0.1.2"), Standing::Unaccepted);
+        assert!(!acceptance.sends_force("0.1.20"));
+        assert!(acceptance.sends_force("0.1.17") && acceptance.sends_force(wire::PINNED_VERSION));
         assert_eq!(
             Acceptance::default().standing("0.1.20"),
             Standing::Unaccepted

@@ -32,7 +32,7 @@ use super::wire::{
 
 /// `terminal.read` is always asked for the current screen only: `lines > 0`
 /// makes hc scroll the program's view, which injects input into it.
-const SCREEN_ONLY_LINES: u32 = 0;
+pub(crate) const SCREEN_ONLY_LINES: u32 = 0;
 
 /// A result together with the core (handshake) that produced it.
 #[derive(Debug, Clone)]
@@ -88,7 +88,8 @@ pub enum SendError {
 }
 
 /// What to paste into a terminal. `submit` is always true and `force`
-/// always false; only the guard varies.
+/// never true (false, or left out for a core whose accepted document does
+/// not declare it); only the guard varies.
 #[derive(Debug, Clone, Copy)]
 pub struct SendRequest<'a> {
     /// `address`: the terminal to write to.
@@ -332,12 +333,15 @@ impl HcClient {
                     flag: self.pool.acceptance().operator_flag.clone(),
                 });
             }
+            // `force: false` is hc's default: a core whose accepted document
+            // does not declare `force` is not sent a param it does not name.
+            let sends_force = lease.conn().admitted().sends_force(&core.version);
             let params = SendParams {
                 address: request.address,
                 text: request.text,
                 submit: true,
                 guard: request.guard,
-                force: false,
+                force: sends_force.then_some(false),
             };
             dispatched.store(true, Ordering::SeqCst);
             let id = lease.conn().write_request(method, &params).await?;

@@ -2,8 +2,10 @@
 //! nothing that would make a call fail, and saw the core's `if` guard (in
 //! its own document, or refusing the live check), the core's version is
 //! written to `hcVersions` with its document's SHA-256 (null when the core
-//! does not describe itself), how the guard was shown, and when it was
-//! checked. Never on the model's word. Written like `allow` writes:
+//! does not describe itself), how the guard was shown, when it was
+//! checked, and `params_omitted: ["force"]` when that document does not
+//! declare `force` (sends to the core then leave it out). Never on the
+//! model's word. Written like `allow` writes:
 //! under the config's lock, to the file as it is by then, every other key
 //! kept; an entry for the same version is replaced, so re-checking an
 //! upgraded core binds the new document.
@@ -15,7 +17,7 @@ use serde_json::{Value, json};
 use super::approve::{self, ApproveError};
 use super::contract::{CheckReport, Discovery, Guard};
 use super::edit::{self, Editing};
-use crate::config::{self, GuardShown};
+use crate::config::{self, GuardShown, OmittedParam};
 use crate::hc::wire::PINNED_VERSION;
 
 const VERSIONS_KEY: &str = "hcVersions";
@@ -29,9 +31,18 @@ pub(crate) async fn accept(
 ) -> Result<String, ApproveError> {
     let refuse = |why: String| Err(ApproveError::NotAccepted(why));
     if report.breaking > 0 {
+        let rules: Vec<String> = report
+            .breaking_rules
+            .iter()
+            .map(|rule| {
+                let row = rule.row();
+                format!("{} ({}: {})", row.id, row.side.name(), row.case)
+            })
+            .collect();
         return refuse(format!(
-            "accepted nothing: {} difference(s) above (marked !) would make calls fail or an idle-only send unguarded; the config is unchanged",
-            report.breaking
+            "accepted nothing: {} difference(s) above (marked !) would make calls fail or an idle-only send unguarded, by the rule(s) {}; the config is unchanged",
+            report.breaking,
+            rules.join("; ")
         ));
     }
     let Some(version) = report.version.as_deref() else {
@@ -77,12 +88,18 @@ pub(crate) async fn accept(
             );
         }
     };
-    let entry = json!({
+    let mut entry = json!({
         "version": version,
         "document_sha256": sha256,
         "checked_ms": crate::audit::now_ms(),
         "guard": guard,
     });
+    // Only a document can say `force` is not declared, and the entry is
+    // bound to that document.
+    let omits_force = report.omits_force && sha256.is_some();
+    if omits_force {
+        entry["params_omitted"] = json!([OmittedParam::Force]);
+    }
     let resolved = edit::load(config_path)?.resolved;
     let _locked = config::lock(&resolved).await?;
     // Read again under the lock: what is edited is the file as it is now.
@@ -109,8 +126,13 @@ pub(crate) async fn accept(
         Some(_) => " (replacing the entry checked before)",
         None => "",
     };
+    let force = if omits_force {
+        "; its sends leave out `force`, which that document does not declare (false is hc's default)"
+    } else {
+        ""
+    };
     Ok(format!(
-        "accepted hc {version}{was}, {bound}, {shown}\nwritten to {} (hcVersions); serve, allow and the tools now speak to this core; {}\n",
+        "accepted hc {version}{was}, {bound}, {shown}{force}\nwritten to {} (hcVersions); serve, allow and the tools now speak to this core; {}\n",
         approve::shown(&resolved),
         approve::apply_hint(config_flag)
     ))

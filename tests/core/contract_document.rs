@@ -108,7 +108,7 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
         text: "x",
         submit: true,
         guard: Some(SendGuard::Idle),
-        force: false,
+        force: Some(false),
     };
     assert_eq!(keys(&send), params("terminal.send"));
 

@@ -180,7 +180,9 @@ fn json_record_and_schema_behave_as_documented() {
         "{out}"
     );
     assert!(
-        out.contains("hc.hello result.generation: typed string there, integer in the model"),
+        out.contains(
+            "! [results read] hc.hello result.generation: typed string there: the adapter decodes integer only"
+        ),
         "{out}"
     );
     // Not an OpenRPC document: a usage error, and nothing asked.

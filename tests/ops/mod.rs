@@ -7,6 +7,7 @@ mod approve;
 mod check_contract;
 mod config_hints;
 mod config_locks;
+mod discover_styles;
 mod doctor_ends;
 mod doctor_token;
 mod first_setup;

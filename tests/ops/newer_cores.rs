@@ -156,6 +156,7 @@ fn reader(socket: &Path) -> herdr_core_mcp::HcClient {
         version: version.into(),
         document_sha256: None,
         guard_shown: true,
+        omits_force: false,
     };
     herdr_core_mcp::HcClient::with(
         socket,
@@ -266,7 +267,7 @@ async fn a_core_that_ignores_the_guard_is_never_accepted_and_the_check_types_not
         );
         assert_eq!(code, 1, "{no_discover}: {out}{err}");
         assert!(
-            out.contains("! terminal.send params.if: the core took the guard check's send"),
+            out.contains("! [guard] terminal.send params.if: the core took the guard check's send"),
             "{out}"
         );
         assert!(out.contains("it ignores `if`"), "{out}");

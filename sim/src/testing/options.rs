@@ -6,7 +6,16 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+
 use super::workdir::Paths;
+use crate::DiscoverStyle;
+
+/// The keyboard-quiet wait these options ask for unless told otherwise:
+/// short, so that tests and benchmarks sending to one terminal in a row do
+/// not wait hc's seconds on a keyboard nobody types at. What the wait
+/// does is the same at any length; `quiet_ms: None` runs hc's own 3 s.
+pub const TEST_QUIET_MS: u64 = 100;
 
 /// How to run a simulator: each field is one `hc-sim` flag (`None` and 0
 /// leave the simulator's default), plus where its binary and stderr are.
@@ -36,10 +45,16 @@ pub struct Options {
     pub version: Option<String>,
     /// `--no-discover`: answer `rpc.discover` as an unknown method.
     pub no_discover: bool,
+    /// `--discover-style`: how the `rpc.discover` document is worded (the
+    /// simulator's default is `model`).
+    pub discover_style: Option<DiscoverStyle>,
     /// `--no-if-guard`: a `terminal.send` without the `if` guard.
     pub no_if_guard: bool,
     /// `--draft-protect-ms` (the simulator's default is 60,000).
     pub draft_protect_ms: Option<u64>,
+    /// `--quiet-ms`: [`TEST_QUIET_MS`] by default here; `None` keeps the
+    /// simulator's own, hc's 3 s.
+    pub quiet_ms: Option<u64>,
     /// Pass `--input-log` (the default). [`Simulator::writes`](super::Simulator::writes) reads it; a
     /// benchmark may turn it off to spare the simulator a file write per send.
     pub input_log: bool,
@@ -68,8 +83,10 @@ impl Default for Options {
             evidence: false,
             version: None,
             no_discover: false,
+            discover_style: None,
             no_if_guard: false,
             draft_protect_ms: None,
+            quiet_ms: Some(TEST_QUIET_MS),
             input_log: true,
             machines: Vec::new(),
             no_status_reasons: false,
@@ -137,6 +154,12 @@ impl Options {
         if let Some(ms) = self.draft_protect_ms {
             flag("--draft-protect-ms", ms.to_string());
         }
+        if let Some(ms) = self.quiet_ms {
+            flag("--quiet-ms", ms.to_string());
+        }
+        if let Some(style) = self.discover_style.and_then(|s| s.to_possible_value()) {
+            flag("--discover-style", style.get_name().to_owned());
+        }
         for (name, socket) in &self.machines {
             flag("--machine", format!("{name}={}", socket.display()));
         }
@@ -185,6 +208,8 @@ mod tests {
                 "50",
                 "--fault",
                 "no-reply:terminal.send",
+                "--quiet-ms",
+                "100",
             ]
         );
     }

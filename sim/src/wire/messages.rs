@@ -1,9 +1,85 @@
 //! The params and results of each hc method, and the terminal record
-//! (contract §3 and §4): field names and which fields are optional.
+//! (contract §3 and §4): field names and which fields are optional, and
+//! the params again as data ([`params_of`]), for the documents the
+//! simulator describes itself with (a test holds the two together).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Guard, Status};
+use super::{Guard, Method, Status};
+
+/// What a param holds, as this core reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    /// The protocol generation asked for (an integer).
+    Generation,
+    /// The framing asked for (a string; `plain`).
+    Framing,
+    /// Who is calling: `{name, version}`.
+    Client,
+    /// A terminal's address (a string).
+    Address,
+    /// History lines to stitch in (an integer, 0 or more).
+    Lines,
+    /// Text to paste (a string).
+    Text,
+    /// A yes or no the caller chooses (`include_finished`, `submit`).
+    Flag,
+    /// The `if` guard: one of [`Guard::ALL`].
+    Guard,
+    /// `force`: skip the blocked refusal and the keyboard-quiet wait
+    /// (false when left out).
+    Force,
+}
+
+/// One param this core reads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParamSpec {
+    pub name: &'static str,
+    /// A call without it is refused.
+    pub required: bool,
+    pub kind: ParamKind,
+}
+
+const fn param(name: &'static str, required: bool, kind: ParamKind) -> ParamSpec {
+    ParamSpec {
+        name,
+        required,
+        kind,
+    }
+}
+
+use ParamKind as K;
+
+const HELLO_PARAMS: [ParamSpec; 3] = [
+    param("generation", true, K::Generation),
+    param("framing", true, K::Framing),
+    param("client", true, K::Client),
+];
+const LIST_PARAMS: [ParamSpec; 1] = [param("include_finished", true, K::Flag)];
+const GET_PARAMS: [ParamSpec; 1] = [param("address", true, K::Address)];
+const READ_PARAMS: [ParamSpec; 2] = [
+    param("address", true, K::Address),
+    param("lines", true, K::Lines),
+];
+const SEND_PARAMS: [ParamSpec; 5] = [
+    param("address", true, K::Address),
+    param("text", true, K::Text),
+    param("submit", true, K::Flag),
+    param("if", false, K::Guard),
+    param("force", false, K::Force),
+];
+
+/// The params of `method`, as the structs below read them.
+pub(crate) fn params_of(method: Method) -> &'static [ParamSpec] {
+    match method {
+        Method::Hello => &HELLO_PARAMS,
+        Method::List => &LIST_PARAMS,
+        Method::Get => &GET_PARAMS,
+        Method::Read => &READ_PARAMS,
+        Method::Send => &SEND_PARAMS,
+        Method::Discover | Method::MachineList => &[],
+    }
+}
 
 /// `hc.hello` params.
 #[derive(Debug, Deserialize)]
@@ -85,7 +161,9 @@ pub(crate) struct ReadResult {
     pub status_ms: Option<u64>,
 }
 
-/// `terminal.send` params. `if` is the only optional field.
+/// `terminal.send` params. `if` and `force` may be left out (`force`
+/// then is false, hc's default: a client may leave it out for a core whose
+/// document does not declare it).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendParams {
@@ -94,7 +172,8 @@ pub(crate) struct SendParams {
     pub submit: bool,
     #[serde(rename = "if", default)]
     pub guard: Option<Guard>,
-    pub force: bool,
+    #[serde(default)]
+    pub force: Option<bool>,
 }
 
 /// `terminal.send` result.
@@ -134,4 +213,65 @@ pub struct Record {
     pub submit_key: &'static str,
     pub rows: u16,
     pub cols: u16,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn sample(kind: ParamKind) -> Value {
+        match kind {
+            ParamKind::Generation => json!(1),
+            ParamKind::Framing => json!("plain"),
+            ParamKind::Client => json!({"name": "test", "version": "0"}),
+            ParamKind::Address => json!("t1"),
+            ParamKind::Lines => json!(0),
+            ParamKind::Text => json!("hi"),
+            ParamKind::Flag | ParamKind::Force => json!(true),
+            ParamKind::Guard => json!("idle"),
+        }
+    }
+
+    fn reads(method: Method, params: Value) -> bool {
+        match method {
+            Method::Hello => serde_json::from_value::<HelloParams>(params).is_ok(),
+            Method::List => serde_json::from_value::<ListParams>(params).is_ok(),
+            Method::Get => serde_json::from_value::<GetParams>(params).is_ok(),
+            Method::Read => serde_json::from_value::<ReadParams>(params).is_ok(),
+            Method::Send => serde_json::from_value::<SendParams>(params).is_ok(),
+            Method::Discover => true,
+            // `machine.list` takes no params, and refuses any.
+            Method::MachineList => params.as_object().is_some_and(serde_json::Map::is_empty),
+        }
+    }
+
+    #[test]
+    fn the_params_as_data_are_what_the_structs_read() {
+        for method in Method::ALL {
+            let specs = params_of(method);
+            let all: serde_json::Map<String, Value> = specs
+                .iter()
+                .map(|p| (p.name.to_owned(), sample(p.kind)))
+                .collect();
+            assert!(reads(method, Value::Object(all.clone())), "{method:?}");
+            for spec in specs {
+                let mut without = all.clone();
+                without.remove(spec.name);
+                assert_eq!(
+                    reads(method, Value::Object(without)),
+                    !spec.required,
+                    "{method:?} without {}",
+                    spec.name
+                );
+            }
+            let mut extra = all.clone();
+            extra.insert("session".into(), json!("s"));
+            assert!(
+                method == Method::Discover || !reads(method, Value::Object(extra)),
+                "{method:?} takes a param it does not name"
+            );
+        }
+    }
 }

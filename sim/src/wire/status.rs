@@ -16,6 +16,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, in the contract's order.
+    pub const ALL: [Status; 6] = [
+        Status::Idle,
+        Status::Working,
+        Status::Done,
+        Status::Blocked,
+        Status::Error,
+        Status::Unknown,
+    ];
+
     /// The status's wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -63,6 +73,9 @@ pub(crate) enum Guard {
 }
 
 impl Guard {
+    /// Every status an `if` guard can name.
+    pub(crate) const ALL: [Guard; 2] = [Guard::Idle, Guard::Working];
+
     pub(crate) fn status(self) -> Status {
         match self {
             Guard::Idle => Status::Idle,

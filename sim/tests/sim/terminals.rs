@@ -139,3 +139,35 @@ fn a_removed_address_is_reused_with_a_new_created_ms() {
         .collect();
     assert_eq!(order, ["t1", "t3", "t4", "t2"], "sorted by created_ms");
 }
+
+/// hc's own keyboard-quiet wait (3 s, `--quiet-ms` not given): a send to a
+/// terminal nobody has written to types at once; the next one waits until
+/// the keyboard has been quiet for 3 s since the first. The input log says
+/// whether each send carried `force`.
+#[test]
+fn a_send_right_after_another_waits_for_three_quiet_seconds() {
+    let sim = start(Options {
+        idle_records: 1,
+        quiet_ms: None,
+        ..Options::default()
+    });
+    let mut client = greeted_client(&sim);
+    let started = std::time::Instant::now();
+    client.result("terminal.send", send_params("t1", "first", Some("idle")));
+    let first = started.elapsed();
+    assert!(first < std::time::Duration::from_secs(2), "{first:?}");
+    let mut without_force = send_params("t1", "second", Some("idle"));
+    without_force.as_object_mut().unwrap().remove("force");
+    client.result("terminal.send", without_force);
+    let second = started.elapsed();
+    assert!(
+        second >= std::time::Duration::from_millis(2_900),
+        "the second send typed after {second:?}"
+    );
+    let forced: Vec<_> = sim
+        .writes()
+        .iter()
+        .map(|w| w["force_present"].clone())
+        .collect();
+    assert_eq!(forced, [json!(true), json!(false)]);
+}

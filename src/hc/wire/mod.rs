@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 mod error_kind;
 mod machine;
+pub mod needs;
 mod record;
 
 pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
@@ -374,9 +375,18 @@ pub struct SendParams<'a> {
     /// left out when none.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     pub guard: Option<SendGuard>,
-    /// Always false: `force` would skip the blocked refusal and the
-    /// keyboard-quiet wait, which this adapter never does.
-    pub force: bool,
+    /// `force`: false, or left out (hc's default is false) for a core
+    /// whose accepted document does not declare it. Never true: `force`
+    /// would skip the blocked refusal and the keyboard-quiet wait, which
+    /// this adapter never does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+}
+
+impl SendParams<'_> {
+    /// The name of the `force` param: the one param the adapter can do
+    /// without.
+    pub const FORCE: &'static str = "force";
 }
 
 /// `terminal.send`'s answer: the input was accepted (not: the task is done).

@@ -100,7 +100,7 @@ fn send_params_spell_if_and_omit_it_when_unguarded() {
         text: "hi",
         submit: true,
         guard: Some(SendGuard::Idle),
-        force: false,
+        force: Some(false),
     };
     assert_eq!(
         serde_json::to_value(&guarded).unwrap(),
@@ -114,6 +114,13 @@ fn send_params_spell_if_and_omit_it_when_unguarded() {
         serde_json::to_value(&unguarded).unwrap(),
         json!({"address":"t1","text":"hi","submit":true,"force":false})
     );
+    let unforced = SendParams {
+        force: None,
+        ..unguarded
+    };
+    let value = serde_json::to_value(&unforced).unwrap();
+    assert_eq!(value, json!({"address":"t1","text":"hi","submit":true}));
+    assert!(serde_json::to_value(&guarded).unwrap()[SendParams::FORCE] == json!(false));
 }
 
 #[test]

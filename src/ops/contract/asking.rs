@@ -1,31 +1,71 @@
 //! Asking the core: the handshake (its pins checked, the version first),
 //! its own document (`rpc.discover`), the list, each terminal's record and
 //! screen, and one unknown method; every reply's envelope, result and error
-//! objects held against the model.
+//! objects held against the model (`replies`, `compare`), the results kept
+//! (`observed`), then the core's own document judged with them
+//! (`judgement`), and last the live guard check when asked for.
 
 use serde_json::{Value, json};
 
 use super::model::Document;
-use super::probe::{self, Ask, Probe, Received};
+use super::probe::{Ask, Probe};
+use super::replies;
 use super::report::Findings;
 use super::{
-    Difference, Discovery, Group, Guard, MAX_TERMINALS, Source, compare, guard, schema_diff,
+    Difference, Discovery, Group, Guard, MAX_TERMINALS, Rule, Source, compare, guard, judgement,
 };
-use crate::hc::wire::{self, ErrorKind, Method, PINNED_FRAMING, PINNED_GENERATION, PINNED_VERSION};
+use crate::hc::wire::{self, Method};
 
 /// Asks the core each read method and the unknown one, comparing every
-/// reply with the model.
-/// With `guard_check` (a terminal, and the bound of one send), the live
-/// guard check runs last.
+/// reply with the model, then judges its own document with the replies
+/// seen. With `guard_check` (a terminal, and the bound of one send), the
+/// live guard check runs last.
 pub(super) async fn probe_core(
     model: &Document,
     mut probe: Probe,
     guard_check: Option<(&str, std::time::Duration)>,
     findings: &mut Findings,
 ) {
-    let hello = serde_json::to_value(crate::hc::conn::hello_params()).expect("params encode");
-    let Some(result) = call(model, &mut probe, findings, Ask::Hello, hello).await else {
+    let greeted = ask_reads(model, &mut probe, findings).await;
+    judge_discovered(model, findings);
+    if !greeted {
         return;
+    }
+    if let Some((address, send_timeout)) = guard_check
+        && !findings.lost
+    {
+        *findings.calls.entry(Method::Send.as_str()).or_default() += 1;
+        let force = !findings.omits_force;
+        match guard::live(&mut probe, address, send_timeout, force).await {
+            refused @ guard::Live::Refused { .. } => findings.guard = Guard::LiveCheck(refused),
+            guard::Live::Ignored(what) => {
+                findings.add(Difference::new(
+                    Rule::GuardIgnored,
+                    Group::Guard,
+                    Method::Send.as_str(),
+                    "params.if",
+                    what,
+                ));
+                findings.guard = Guard::NotShown;
+            }
+            guard::Live::Inconclusive(why) => {
+                findings.guard_notes.push(format!("the live check: {why}"));
+            }
+        }
+    } else if findings.guard == Guard::NotShown && !findings.lost {
+        findings
+            .guard_notes
+            .push("no live check was asked for (--guard-check ADDRESS)".to_owned());
+    }
+}
+
+/// The hello, the core's document, the list, each terminal's record and
+/// screen, and the unknown method; false when the hello was not answered
+/// (nothing else was asked).
+async fn ask_reads(model: &Document, probe: &mut Probe, findings: &mut Findings) -> bool {
+    let hello = serde_json::to_value(crate::hc::conn::hello_params()).unwrap_or_default();
+    let Some(result) = call(model, probe, findings, Ask::Hello, hello).await else {
+        return false;
     };
     let fact = |key: &str| {
         result
@@ -39,14 +79,14 @@ pub(super) async fn probe_core(
         .and_then(Value::as_str)
         .map(str::to_owned);
     findings.core_id = fact("core_id");
-    check_pins(&result, findings);
-    discover(model, &mut probe, findings).await;
+    replies::check_pins(&result, findings);
+    discover(probe, findings).await;
     if findings.lost {
-        return;
+        return true;
     }
     let listed = call(
         model,
-        &mut probe,
+        probe,
         findings,
         Ask::List,
         json!({"include_finished": true}),
@@ -65,97 +105,50 @@ pub(super) async fn probe_core(
         .collect();
     for address in &addresses {
         if findings.lost {
-            return;
+            return true;
         }
         findings.terminals += 1;
         let _ = call(
             model,
-            &mut probe,
+            probe,
             findings,
             Ask::Get,
             json!({"address": address}),
         )
         .await;
         if findings.lost {
-            return;
+            return true;
         }
         let params = json!({"address": address, "lines": 0});
-        let _ = call(model, &mut probe, findings, Ask::Read, params).await;
+        let _ = call(model, probe, findings, Ask::Read, params).await;
     }
     if !findings.lost {
-        unknown_method(&mut probe, findings).await;
+        machines(probe, findings).await;
     }
-    if let Some((address, send_timeout)) = guard_check
-        && !findings.lost
-    {
-        *findings.calls.entry(Method::Send.as_str()).or_default() += 1;
-        match guard::live(&mut probe, address, send_timeout).await {
-            refused @ guard::Live::Refused { .. } => findings.guard = Guard::LiveCheck(refused),
-            guard::Live::Ignored(what) => {
-                findings.add(
-                    Difference::new(Group::Guard, Method::Send.as_str(), "params.if", what)
-                        .breaking(),
-                );
-                findings.guard = Guard::NotShown;
-            }
-            guard::Live::Inconclusive(why) => {
-                findings.guard_notes.push(format!("the live check: {why}"));
-            }
-        }
-    } else if findings.guard == Guard::NotShown && !findings.lost {
-        findings
+    if !findings.lost {
+        unknown_method(probe, findings).await;
+    }
+    true
+}
+
+/// The core's own document, judged with the replies the probe saw: its
+/// lines, whether it declares the guard, whether its sends leave `force`
+/// out.
+fn judge_discovered(model: &Document, findings: &mut Findings) {
+    let Some(theirs) = findings.discovered.take() else {
+        return;
+    };
+    let judged = judgement::judge(model, &theirs, &findings.observed);
+    for difference in judged.differences {
+        findings.add(difference.in_document(Source::Discovered));
+    }
+    match judged.guard {
+        Ok(()) => findings.guard = Guard::Document,
+        Err(fault) => findings
             .guard_notes
-            .push("no live check was asked for (--guard-check ADDRESS)".to_owned());
+            .push(format!("its own document {}", fault.why())),
     }
-}
-
-/// The version is reported first, in the header; generation and framing
-/// other than the pins are differences.
-fn check_pins(hello: &Value, findings: &mut Findings) {
-    if let Some(version) = hello.get("version").and_then(Value::as_str)
-        && version != PINNED_VERSION
-    {
-        findings.add(
-            Difference::new(
-                Group::Handshake,
-                Ask::Hello.method(),
-                "version",
-                format!(
-                    "{} (not the built-in {PINNED_VERSION}: spoken once accepted, with --accept when nothing below would make a call fail)",
-                    crate::escape::bounded(version, 64)
-                ),
-            )
-            .tolerated(),
-        );
-    }
-    if hello.get("generation").and_then(Value::as_u64) != Some(PINNED_GENERATION) {
-        findings.add(Difference::new(
-            Group::Handshake,
-            Ask::Hello.method(),
-            "generation",
-            format!(
-                "{} (the pin is {PINNED_GENERATION})",
-                shown(hello.get("generation"))
-            ),
-        ));
-    }
-    if hello.get("framing").and_then(Value::as_str) != Some(PINNED_FRAMING) {
-        findings.add(Difference::new(
-            Group::Handshake,
-            Ask::Hello.method(),
-            "framing",
-            format!(
-                "{} (the pin is {PINNED_FRAMING})",
-                shown(hello.get("framing"))
-            ),
-        ));
-    }
-}
-
-fn shown(value: Option<&Value>) -> String {
-    value.map_or("absent".to_owned(), |v| {
-        crate::escape::bounded(&v.to_string(), 64).into_owned()
-    })
+    findings.omits_force = judged.omits_force;
 }
 
 /// One call: the reply's envelope and result held against the model. The
@@ -170,201 +163,47 @@ async fn call(
     let method = ask.method();
     *findings.calls.entry(method).or_default() += 1;
     let (id, received) = probe.ask(ask, params).await;
-    let reply = received_json(method, received, findings)?;
-    let result = envelope(method, id, reply, findings)?;
+    let reply = replies::received_json(method, received, findings)?;
+    let result = replies::envelope(method, id, reply, findings)?;
     match result {
         Ok(result) => {
-            if let Some(schema) = model.result(method) {
-                for difference in compare::reply(model, method, schema, &result) {
+            if let Some(read) = ask.read() {
+                for difference in compare::reply(model, read, &result) {
                     findings.add(difference);
                 }
+                findings.observed.add(read, &result);
             }
             Some(result)
         }
         Err(error) => {
-            error_object(method, &error, None, findings);
+            replies::error_object(method, &error, None, findings);
             None
         }
     }
 }
 
-/// The reply as JSON, or the difference it makes.
-fn received_json(method: &str, received: Received, findings: &mut Findings) -> Option<Value> {
-    let why = match received {
-        Received::Json(value) => return Some(value),
-        Received::NotJson { bytes, first } => {
-            findings.lost = true;
-            findings.add(Difference::new(
-                Group::NotJson,
-                method,
-                "",
-                format!(
-                    "{bytes} byte(s) that are not one JSON line, starting {}{}",
-                    probe::hex(&first),
-                    suggestion(&first)
-                ),
-            ));
-            return None;
-        }
-        Received::Closed => "the core closed the connection instead of answering",
-        Received::TimedOut => "no reply within timeoutMs",
-        Received::TooLarge => "the reply passed 1 MiB without a line end",
-    };
-    findings.lost = true;
-    findings.add(Difference::new(
-        Group::Unreachable,
-        method,
-        "",
-        format!(
-            "{why}; the check stops here (replies on this connection can no longer be paired with requests)"
-        ),
-    ));
-    None
-}
-
-/// What bytes that are not JSON suggest.
-fn suggestion(first: &[u8]) -> &'static str {
-    // [channel u32 LE][kind u8][len u32 LE]: channel 0 carries JSON-RPC in
-    // the binary framed mode public clients of hc describe.
-    if first.len() >= 9 && first[..4] == [0, 0, 0, 0] {
-        return ": this looks like hc's binary framed mode (channel 0, then a kind byte and a length), which the core switched this connection to after the hello; this adapter speaks only plain line framing";
-    }
-    if first.first().is_some_and(|b| *b == b'{') {
-        return ": JSON cut short or malformed";
-    }
-    ""
-}
-
-/// The JSON-RPC envelope: `Ok(result)`, `Err(error object)`, or the
-/// difference it makes.
-fn envelope(
-    method: &str,
-    id: u64,
-    reply: Value,
-    findings: &mut Findings,
-) -> Option<Result<Value, Value>> {
-    let broken = |findings: &mut Findings, detail: String| {
-        findings.add(Difference::new(Group::Envelope, method, "", detail));
-    };
-    if reply.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        broken(findings, "`jsonrpc` is not \"2.0\"".to_owned());
-    }
-    if reply.get("id") != Some(&json!(id)) {
-        broken(
-            findings,
-            format!(
-                "the reply's id is {}, the request's {id}: it answers another request, so it is not compared, and the check stops here",
-                shown(reply.get("id"))
-            ),
-        );
-        findings.lost = true;
-        return None;
-    }
-    match (reply.get("result"), reply.get("error")) {
-        (Some(result), None) => Some(Ok(result.clone())),
-        (None, Some(error)) => Some(Err(error.clone())),
-        _ => {
-            broken(
-                findings,
-                "not exactly one of `result` and `error`".to_owned(),
-            );
-            None
-        }
-    }
-}
-
-/// An error object: a code and `data.kind` the model names, and whether
-/// its `message` is the kind's name. `expected_code` is the code it must
-/// have, when the call was meant to fail.
-fn error_object(method: &str, error: &Value, expected_code: Option<i64>, findings: &mut Findings) {
-    let code = error.get("code").and_then(Value::as_i64);
-    let data_kind = error
-        .get("data")
-        .and_then(|d| d.get("kind"))
-        .and_then(Value::as_str);
-    let message = error.get("message").and_then(Value::as_str);
-    if let Some(expected) = expected_code
-        && code != Some(expected)
-    {
-        findings.add(Difference::new(
-            Group::ErrorShape,
-            method,
-            "code",
-            format!(
-                "{} (the standard code is {expected})",
-                shown(error.get("code"))
-            ),
-        ));
-    }
-    let modelled = code.and_then(|c| ErrorKind::all().into_iter().find(|k| k.code() == c));
-    match (modelled, data_kind) {
-        (Some(kind), Some(data_kind)) if data_kind != kind.name() => findings.add(Difference::new(
-            Group::ErrorShape,
-            method,
-            "data.kind",
-            format!(
-                "{} for code {}; the model has {}",
-                crate::escape::bounded(data_kind, 64),
-                kind.code(),
-                kind.name()
-            ),
-        )),
-        (_, None) => findings.add(Difference::new(
-            Group::ErrorShape,
-            method,
-            "data.kind",
-            "absent: the adapter tells hc's error kinds apart by code and data.kind".to_owned(),
-        )),
-        _ => {}
-    }
-    if let (Some(message), Some(kind)) = (message, data_kind)
-        && message != kind
-    {
-        findings.add(Difference::new(
-            Group::ErrorMessage,
-            method,
-            "message",
-            format!(
-                "{:?} for kind {} (the adapter shows message, never reads it)",
-                crate::escape::bounded(message, 80),
-                crate::escape::bounded(kind, 64)
-            ),
-        ));
-    }
-}
-
-/// The core's own document, when it gives one: compared with the model as
-/// a `--schema` document is, its digest kept for `--accept`. A core that
+/// The core's own document, when it gives one: kept to be judged once
+/// the replies are seen, its digest kept for `--accept`. A core that
 /// answers with an error does not describe itself, and is judged on the
 /// observed shapes alone.
-async fn discover(model: &Document, probe: &mut Probe, findings: &mut Findings) {
+async fn discover(probe: &mut Probe, findings: &mut Findings) {
     let method = Ask::Discover.method();
     *findings.calls.entry(method).or_default() += 1;
     let (id, received) = probe.ask(Ask::Discover, json!({})).await;
-    let Some(reply) = received_json(method, received, findings) else {
+    let Some(reply) = replies::received_json(method, received, findings) else {
         return;
     };
-    match envelope(method, id, reply, findings) {
+    match replies::envelope(method, id, reply, findings) {
         Some(Ok(document)) => {
             let sha256 = crate::hc::document_sha256(&document);
             match Document::from_value(document) {
                 Ok(theirs) => {
-                    for difference in schema_diff::documents(model, &theirs) {
-                        findings.add(Difference {
-                            source: Source::Discovered,
-                            ..difference
-                        });
-                    }
-                    match guard::declared(&theirs) {
-                        Ok(()) => findings.guard = Guard::Document,
-                        Err(fault) => findings
-                            .guard_notes
-                            .push(format!("its own document {}", fault.why())),
-                    }
+                    findings.discovered = Some(theirs);
                     findings.discovery = Discovery::Described { sha256 };
                 }
                 Err(why) => findings.add(Difference::new(
-                    Group::WrongType,
+                    Rule::NotOpenRpc,
+                    Group::Unreadable,
                     method,
                     "",
                     format!("the result is {why}: the core claims to describe itself, and cannot be read"),
@@ -382,20 +221,69 @@ async fn discover(model: &Document, probe: &mut Probe, findings: &mut Findings) 
     }
 }
 
+/// What `machine.list` answers (contract §8, a model): said in one line,
+/// never a difference (a core without machines is a core without it).
+async fn machines(probe: &mut Probe, findings: &mut Findings) {
+    let method = Ask::Machines.method();
+    *findings.calls.entry(method).or_default() += 1;
+    let (id, received) = probe.ask(Ask::Machines, json!({})).await;
+    let Some(reply) = replies::received_json(method, received, findings) else {
+        return;
+    };
+    findings.machines = Some(match replies::envelope(method, id, reply, findings) {
+        Some(Ok(result)) => match serde_json::from_value::<wire::MachineListResult>(result) {
+            Ok(listed) => {
+                let (machines, unreadable) = wire::read_machines(listed);
+                let names: Vec<String> = machines
+                    .iter()
+                    .map(|m| format!("{} {}", crate::escape::printable(&m.name), m.state))
+                    .collect();
+                format!(
+                    "machine.list answered {} machine(s){}{} (contract §8's model: read one entry at a time)",
+                    machines.len(),
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", names.join(", "))
+                    },
+                    if unreadable > 0 {
+                        format!("; {unreadable} entry(ies) unreadable or named twice")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            Err(e) => format!(
+                "machine.list answered in another shape than contract §8's model ({}): the adapter shows no machines of this core, and sends nothing to a NAME/tN terminal",
+                crate::escape::bounded(&e.to_string(), 200)
+            ),
+        },
+        Some(Err(error)) => format!(
+            "machine.list not offered (error {}): this core adds no machines, as far as the adapter can tell",
+            error
+                .get("code")
+                .and_then(Value::as_i64)
+                .map_or("?".to_owned(), |c| c.to_string())
+        ),
+        None => return,
+    });
+}
+
 /// The error a core gives for a method it does not have.
 async fn unknown_method(probe: &mut Probe, findings: &mut Findings) {
     let method = Ask::Unknown.method();
     *findings.calls.entry(method).or_default() += 1;
     let (id, received) = probe.ask(Ask::Unknown, json!({})).await;
-    let Some(reply) = received_json(method, received, findings) else {
+    let Some(reply) = replies::received_json(method, received, findings) else {
         return;
     };
-    match envelope(method, id, reply, findings) {
+    match replies::envelope(method, id, reply, findings) {
         Some(Err(error)) => {
             const METHOD_NOT_FOUND: i64 = -32601;
-            error_object(method, &error, Some(METHOD_NOT_FOUND), findings);
+            replies::error_object(method, &error, Some(METHOD_NOT_FOUND), findings);
         }
         Some(Ok(_)) => findings.add(Difference::new(
+            Rule::ErrorShape,
             Group::ErrorShape,
             method,
             "",

@@ -19,8 +19,9 @@
 
 use serde_json::Value;
 
-use super::model::Document;
+use super::model::{Document, Param};
 use super::probe::{Probe, Received};
+use super::schema::Unreadable;
 use crate::hc::wire::{ErrorKind, Method, TerminalStatus};
 
 /// The guard's param, and the one writer it guards.
@@ -35,26 +36,34 @@ pub(super) enum Fault {
     /// It declares one ambiguously (twice), withdrawn (deprecated) or
     /// unable to take `"idle"`: a refusal, whatever a live check shows.
     Unsound(String),
+    /// What it declares cannot be read (see `schema`): a refusal too, never
+    /// a guess.
+    Unreadable(Unreadable),
 }
 
 impl Fault {
     /// What is wrong, worded to follow "the document".
-    pub(super) fn why(&self) -> &str {
+    pub(super) fn why(&self) -> String {
         match self {
-            Fault::NotDeclared(why) | Fault::Unsound(why) => why,
+            Fault::NotDeclared(why) | Fault::Unsound(why) => why.clone(),
+            Fault::Unreadable(what) => format!(
+                "declares an `{GUARD}` for {} that cannot be read ({what})",
+                Method::Send
+            ),
         }
     }
 }
 
 /// Whether `document` declares the guard soundly: one `terminal.send`, not
 /// deprecated, with one `if` param that is not deprecated and can take
-/// `"idle"`.
+/// `"idle"` (as its schema reads: an enum or a `const` holding it, a plain
+/// `string`, through `$ref`s and combinators).
 pub(super) fn declared(document: &Document) -> Result<(), Fault> {
     let send = Method::Send.as_str();
     let methods = document.methods_named(send);
-    let method = match methods.as_slice() {
+    let (method, at) = match methods.as_slice() {
         [] => return Err(Fault::NotDeclared(format!("has no {send}"))),
-        [one] => *one,
+        [one] => one,
         more => {
             return Err(Fault::Unsound(format!(
                 "declares {send} {} times: which one the core follows cannot be known, so neither guard counts",
@@ -65,13 +74,8 @@ pub(super) fn declared(document: &Document) -> Result<(), Fault> {
     if deprecated(method) {
         return Err(Fault::Unsound(format!("marks {send} deprecated")));
     }
-    let guards: Vec<&Value> = method
-        .get("params")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|p| p.get("name").and_then(Value::as_str) == Some(GUARD))
-        .collect();
+    let params = document.params(method, at).map_err(Fault::Unreadable)?;
+    let guards: Vec<&Param<'_>> = params.iter().filter(|p| p.name == GUARD).collect();
     let param = match guards.as_slice() {
         [] => {
             return Err(Fault::NotDeclared(format!(
@@ -86,22 +90,25 @@ pub(super) fn declared(document: &Document) -> Result<(), Fault> {
             )));
         }
     };
-    if deprecated(param) || param.get("schema").is_some_and(deprecated) {
+    if param.deprecated {
         return Err(Fault::Unsound(format!(
             "marks the `{GUARD}` param of {send} deprecated: a withdrawn guard is no guard"
         )));
     }
-    let Some(schema) = param.get("schema") else {
+    let Some(schema) = param.schema else {
         return Err(Fault::Unsound(format!(
             "gives the `{GUARD}` param of {send} no schema"
         )));
     };
-    if document.takes_value(schema, &Value::from(TerminalStatus::Idle.as_str())) {
-        Ok(())
-    } else {
-        Err(Fault::Unsound(format!(
+    let reader = document.reader();
+    let shape = reader.shape(schema, &param.at).map_err(Fault::Unreadable)?;
+    let idle = Value::from(TerminalStatus::Idle.as_str());
+    match reader.takes(&shape, &idle) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Fault::Unsound(format!(
             "declares an `{GUARD}` for {send} that cannot take \"idle\""
-        )))
+        ))),
+        Err(what) => Err(Fault::Unreadable(what)),
     }
 }
 
@@ -128,11 +135,14 @@ pub(crate) enum Live {
 }
 
 /// The live check on `address`, on the probe's connection; `send_timeout`
-/// bounds the one send (hc may hold it while a draft sits in the input).
+/// bounds the one send (hc may hold it while a draft sits in the input);
+/// `force`: whether it carries `force: false` (not when the core's own
+/// document does not declare `force`).
 pub(super) async fn live(
     probe: &mut Probe,
     address: &str,
     send_timeout: std::time::Duration,
+    force: bool,
 ) -> Live {
     let not_shown = Live::Inconclusive;
     let (_, received) = probe.ask_record(address).await;
@@ -170,7 +180,7 @@ pub(super) async fn live(
     } else {
         TerminalStatus::Idle.as_str()
     };
-    let (id, received) = probe.ask_guard(address, sent_if, send_timeout).await;
+    let (id, received) = probe.ask_guard(address, sent_if, send_timeout, force).await;
     let reply = match received {
         Received::Json(reply) => reply,
         other => {
@@ -326,6 +336,21 @@ mod tests {
                 Err(Fault::Unsound(why)) => assert!(why.contains(said), "{said}: {why}"),
                 other => panic!("{said}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_guard_that_cannot_be_read_is_never_taken_for_one() {
+        for schema in [
+            json!({"not": {"const": "working"}}),
+            json!({"$ref": "guard.json#/Idle"}),
+            json!({"$ref": "#/components/schemas/Nowhere"}),
+        ] {
+            let doc = with_send(|m| guard_of(m)["schema"] = schema.clone());
+            assert!(
+                matches!(declared(&doc), Err(Fault::Unreadable(_))),
+                "{schema}"
+            );
         }
     }
 

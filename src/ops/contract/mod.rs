@@ -4,25 +4,34 @@
 //! `inspect-core`: it calls `hc.hello`, `terminal.list` (finished ones
 //! included), `terminal.get` and `terminal.read {lines: 0}` on at most
 //! [`MAX_TERMINALS`] terminals, and one method no core has (to see the
-//! error shape), and never `terminal.send` (`probe` cannot spell it). It
-//! asks `rpc.discover` too: a core that describes itself has its own
-//! document compared with the model as `--schema` would be. A version
-//! other than the built-in one is reported first, and the check goes on.
+//! error shape), and `terminal.send` only for the live guard check, which
+//! types nothing (`probe` can spell no other send). It asks `rpc.discover`
+//! too: a core that describes itself has its own document judged, as a
+//! `--schema` one is, with the replies the probe saw. A version other than
+//! the built-in one is reported first, and the check goes on.
 //!
-//! Each difference says whether it would make a call fail (or, for a
-//! missing `if` guard, an idle-only send unsafe): `--accept` records the
-//! core's version only when none does.
+//! Each difference names its rule in one table (`rules`), which says
+//! which side of the exchange it is on and whether it would make a call
+//! fail (or an idle-only send unguarded): `--accept` records the core's
+//! version only when none does.
 //!
-//! By noun: `model` reads an OpenRPC document, `compare` holds one reply
-//! against it, `schema_diff` one document against another, `probe` talks
-//! to the core.
+//! By noun: `schema` reads JSON Schema, `model` an OpenRPC document,
+//! `judgement` rules on a document (`guard` on its `if`, `schema_diff`
+//! notes what differs from the model elsewhere), `compare` holds one live
+//! reply against the model, `observed` keeps the replies seen, `probe`
+//! talks to the core and `asking` decides what to ask it.
 
 mod asking;
 mod compare;
 mod guard;
+mod judgement;
 mod model;
+mod observed;
 mod probe;
+mod replies;
 mod report;
+mod rules;
+mod schema;
 mod schema_diff;
 
 use std::path::PathBuf;
@@ -34,6 +43,8 @@ use crate::hc::framing::MAX_REPLY_BYTES;
 use model::Document;
 use probe::Probe;
 use report::Findings;
+pub(crate) use rules::Rule;
+use rules::Side;
 
 /// Terminals asked about one by one at most: enough to see each shape a
 /// core sends, few enough to stay quick on a large core.
@@ -101,24 +112,19 @@ pub(crate) enum Group {
     /// A document's `terminal.send` guard declared ambiguously, withdrawn,
     /// or unable to take `"idle"`.
     Guard,
+    /// Params the document requires that the adapter does not send.
+    RequiredNotSent,
+    /// Params the adapter sends that the document does not declare.
+    Undeclared,
+    /// Params taken by position only.
+    ParamStructure,
+    /// Fields the adapter needs that the document does not promise.
+    NotPromised,
+    /// What the document says that cannot be read.
+    Unreadable,
 }
 
 impl Group {
-    /// Whether a difference of this kind makes the adapter's calls fail
-    /// unless its place says otherwise: what the adapter ignores (extra
-    /// fields, statuses it reads as unknown, opaque addresses, other
-    /// values, error messages it only shows) does not.
-    fn breaks(self) -> bool {
-        !matches!(
-            self,
-            Group::Extra
-                | Group::StatusOutside
-                | Group::AddressForm
-                | Group::ValueOutside
-                | Group::ErrorMessage
-        )
-    }
-
     fn heading(self) -> &'static str {
         match self {
             Group::Unreachable => "the core could not be reached",
@@ -134,6 +140,11 @@ impl Group {
             Group::ErrorMessage => "error objects whose message is not the kind's name",
             Group::ErrorShape => "error objects of another shape",
             Group::Guard => "the `if` guard of terminal.send",
+            Group::RequiredNotSent => "params required that the adapter does not send",
+            Group::Undeclared => "params the adapter sends that are not declared",
+            Group::ParamStructure => "params taken by position only",
+            Group::NotPromised => "fields the adapter needs that are not promised",
+            Group::Unreadable => "what cannot be read",
         }
     }
 }
@@ -152,52 +163,48 @@ pub(crate) enum Source {
 /// One difference from the model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub(crate) struct Difference {
+    /// The rule of the judgement's table it falls under.
+    pub rule: Rule,
+    /// Which side of the exchange that rule is on.
+    pub side: Side,
     pub group: Group,
     pub source: Source,
     pub method: String,
     /// The field, e.g. `terminals[].title`; empty for the whole reply.
     pub field: String,
     pub detail: String,
-    /// It would make a call fail, or an idle-only send unguarded.
+    /// It would make a call fail, or an idle-only send unguarded: what
+    /// its rule says.
     pub breaks: bool,
 }
 
 impl Difference {
-    /// A difference; the method's and the field's names (a core's or a
-    /// document's words) are cut to [`MAX_NAME_CHARS`].
-    pub(crate) fn new(group: Group, method: &str, field: &str, detail: String) -> Difference {
+    /// A difference seen on the core, under `rule`; the method's and the
+    /// field's names (a core's or a document's words) are cut to
+    /// [`MAX_NAME_CHARS`].
+    pub(crate) fn new(
+        rule: Rule,
+        group: Group,
+        method: &str,
+        field: &str,
+        detail: String,
+    ) -> Difference {
         let name = |s: &str| crate::escape::bounded(s, MAX_NAME_CHARS).into_owned();
         Difference {
+            rule,
+            side: rule.side(),
             group,
             source: Source::Core,
             method: name(method),
             field: name(field),
             detail,
-            breaks: group.breaks(),
+            breaks: rule.breaks(),
         }
     }
 
-    /// The same, something the adapter does without.
-    pub(crate) fn tolerated(self) -> Difference {
-        Difference {
-            breaks: false,
-            ..self
-        }
-    }
-
-    /// The same, something that makes calls fail.
-    pub(crate) fn breaking(self) -> Difference {
-        Difference {
-            breaks: true,
-            ..self
-        }
-    }
-
-    pub(crate) fn schema(group: Group, method: &str, field: &str, detail: String) -> Difference {
-        Difference {
-            source: Source::Document,
-            ..Difference::new(group, method, field, detail)
-        }
+    /// The same, found in a document rather than on the core.
+    pub(crate) fn in_document(self, source: Source) -> Difference {
+        Difference { source, ..self }
     }
 }
 
@@ -214,6 +221,11 @@ pub(crate) struct CheckReport {
     pub discovery: Discovery,
     /// Whether, and how, the core showed its `if` guard.
     pub guard: Guard,
+    /// The rules the breaking differences fall under, each once.
+    pub breaking_rules: Vec<Rule>,
+    /// The core's own document does not declare `force`: its sends leave
+    /// it out (`--accept` writes `params_omitted`).
+    pub omits_force: bool,
 }
 
 /// What the core said of itself.
@@ -268,11 +280,18 @@ pub(crate) async fn run(config: &Config, check: &Check) -> Result<CheckReport, C
         Err(why) if why.starts_with("cannot write the record") => {
             return Err(CheckError::Record(why));
         }
-        Err(why) => findings.add(Difference::new(Group::Unreachable, "", "", why)),
+        Err(why) => findings.add(Difference::new(
+            Rule::Unreachable,
+            Group::Unreachable,
+            "",
+            "",
+            why,
+        )),
     }
     if let Some(document) = &document {
-        for difference in schema_diff::documents(&model, document) {
-            findings.add(difference);
+        let judged = judgement::judge(&model, document, &findings.observed);
+        for difference in judged.differences {
+            findings.add(difference.in_document(Source::Document));
         }
     }
     let socket = config.socket_path();

@@ -1,18 +1,38 @@
-//! The modelled contract as the checker reads it: the OpenRPC document
-//! `hc-0.1.15.openrpc.json` (the one `wire` mirrors), or another one (an
-//! `hc schema` output), with local `$ref`s resolved. Only the JSON Schema
-//! words that document uses are read: `type`, `properties`, `required`,
-//! `items`, `enum`, `const`, `$ref`.
+//! An OpenRPC document as the checker reads it: the modelled contract
+//! (`hc-0.1.15.openrpc.json`, the one `wire` mirrors), a core's own
+//! (`rpc.discover`) or another (`hc schema`). Its methods, each method's
+//! params (content descriptors, `$ref`s into `#/components/…` followed),
+//! result, `paramStructure`, and whether it refuses params it does not
+//! declare ([`UNDECLARED_PARAMS`]). Schemas are read by `schema`.
 
 use serde_json::Value;
+
+use super::schema::{Reader, Shape, Unreadable};
+
+/// The extension by which a document says a method (on the method) or
+/// every method (at the document's top) refuses params it does not
+/// declare: `"x-additional-params": false`. OpenRPC has no word for it,
+/// and a by-name call's params are no JSON Schema object that
+/// `additionalProperties` could close.
+pub(crate) const UNDECLARED_PARAMS: &str = "x-additional-params";
 
 /// An OpenRPC document, parsed.
 pub(super) struct Document {
     root: Value,
 }
 
-/// How deep `$ref`s are followed before a schema is taken as unreadable.
-const MAX_REF_DEPTH: usize = 16;
+/// One param of a method (a content descriptor).
+#[derive(Debug, Clone)]
+pub(super) struct Param<'d> {
+    pub name: &'d str,
+    /// `required` (OpenRPC's default is false).
+    pub required: bool,
+    /// `deprecated` on the descriptor or its schema.
+    pub deprecated: bool,
+    pub schema: Option<&'d Value>,
+    /// Where its schema sits, for messages.
+    pub at: String,
+}
 
 impl Document {
     /// The modelled contract.
@@ -34,171 +54,126 @@ impl Document {
         Ok(Document { root })
     }
 
-    /// The methods it names, in its order.
-    pub(super) fn method_names(&self) -> Vec<String> {
-        self.methods()
-            .filter_map(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
-            .collect()
+    /// The reader of this document's schemas.
+    pub(super) fn reader(&self) -> Reader<'_> {
+        Reader::new(&self.root)
     }
 
-    fn methods(&self) -> impl Iterator<Item = &Value> {
-        self.root["methods"].as_array().into_iter().flatten()
+    /// Each entry of `methods`, followed through `$ref`: the method and
+    /// where it sits, or why it cannot be read.
+    fn entries(&self) -> impl Iterator<Item = Result<(&Value, String), Unreadable>> {
+        let reader = self.reader();
+        self.root["methods"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(move |(i, entry)| reader.follow(entry, &format!("#/methods/{i}")))
+    }
+
+    /// Entries of `methods` that cannot be read (a `$ref` that leads
+    /// nowhere, say).
+    pub(super) fn unreadable_methods(&self) -> Vec<Unreadable> {
+        self.entries().filter_map(Result::err).collect()
+    }
+
+    /// The methods it names, in its order.
+    pub(super) fn method_names(&self) -> Vec<String> {
+        self.entries()
+            .filter_map(Result::ok)
+            .filter_map(|(m, _)| m.get("name").and_then(Value::as_str).map(str::to_owned))
+            .collect()
     }
 
     /// Every method the document names `name` (a sound one names each
-    /// once).
-    pub(super) fn methods_named(&self, name: &str) -> Vec<&Value> {
-        self.methods()
-            .filter(|m| m.get("name").and_then(Value::as_str) == Some(name))
+    /// once), with where it sits.
+    pub(super) fn methods_named(&self, name: &str) -> Vec<(&Value, String)> {
+        self.entries()
+            .filter_map(Result::ok)
+            .filter(|(m, _)| m.get("name").and_then(Value::as_str) == Some(name))
             .collect()
     }
 
-    fn method(&self, name: &str) -> Option<&Value> {
-        self.methods()
-            .find(|m| m.get("name").and_then(Value::as_str) == Some(name))
+    /// The first method named `name`.
+    pub(super) fn method(&self, name: &str) -> Option<(&Value, String)> {
+        self.methods_named(name).into_iter().next()
     }
 
-    /// The result schema of `method`, `$ref`s resolved at its top.
-    pub(super) fn result(&self, method: &str) -> Option<&Value> {
-        let schema = self.method(method)?.get("result")?.get("schema")?;
-        self.resolve(schema)
-    }
-
-    /// The params of `method`: (name, required, schema).
-    pub(super) fn params(&self, method: &str) -> Vec<(String, bool, &Value)> {
-        let Some(params) = self
-            .method(method)
-            .and_then(|m| m.get("params"))
-            .and_then(Value::as_array)
-        else {
-            return Vec::new();
+    /// The params of `method` (at `at`).
+    pub(super) fn params<'d>(
+        &'d self,
+        method: &'d Value,
+        at: &str,
+    ) -> Result<Vec<Param<'d>>, Unreadable> {
+        let Some(params) = method.get("params") else {
+            return Ok(Vec::new());
         };
+        let Some(params) = params.as_array() else {
+            return Err(Unreadable::new(
+                &format!("{at}/params"),
+                "`params` is not a list",
+            ));
+        };
+        let reader = self.reader();
         params
             .iter()
-            .filter_map(|p| {
-                let name = p.get("name")?.as_str()?.to_owned();
-                let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
-                let schema = p.get("schema").and_then(|s| self.resolve(s))?;
-                Some((name, required, schema))
+            .enumerate()
+            .map(|(i, entry)| {
+                let (param, at) = reader.follow(entry, &format!("{at}/params/{i}"))?;
+                let Some(name) = param.get("name").and_then(Value::as_str) else {
+                    return Err(Unreadable::new(&at, "a param without a name"));
+                };
+                let schema = param.get("schema");
+                let deprecated = |v: Option<&Value>| {
+                    v.and_then(|v| v.get("deprecated")) == Some(&Value::Bool(true))
+                };
+                Ok(Param {
+                    name,
+                    required: param.get("required") == Some(&Value::Bool(true)),
+                    deprecated: deprecated(Some(param)) || deprecated(schema),
+                    schema,
+                    at: format!("{at}/schema"),
+                })
             })
             .collect()
     }
 
-    /// `schema` with any chain of local `$ref`s followed.
-    pub(super) fn resolve<'a>(&'a self, mut schema: &'a Value) -> Option<&'a Value> {
-        for _ in 0..MAX_REF_DEPTH {
-            let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
-                return Some(schema);
-            };
-            schema = self.root.pointer(reference.strip_prefix('#')?)?;
-        }
-        None
-    }
-
-    /// Whether a value may be `value` under `schema`, as far as the words
-    /// the checker reads can tell: `$ref` followed, `allOf` all of,
-    /// `anyOf`/`oneOf` any of, `enum`/`const`, and `type` (a word or a
-    /// list); a schema that says nothing of it takes it. A `$ref` that
-    /// leads nowhere, or deeper than the bound, takes nothing.
-    pub(super) fn takes_value(&self, schema: &Value, value: &Value) -> bool {
-        self.takes_within(schema, value, MAX_REF_DEPTH)
-    }
-
-    fn takes_within(&self, schema: &Value, value: &Value, depth: usize) -> bool {
-        if depth == 0 {
-            return false;
-        }
-        let Some(schema) = self.resolve(schema) else {
-            return false;
+    /// The result schema of `method` (at `at`), read out; none when it
+    /// declares no result.
+    pub(super) fn result<'d>(
+        &'d self,
+        method: &'d Value,
+        at: &str,
+    ) -> Result<Option<Shape<'d>>, Unreadable> {
+        let Some(result) = method.get("result") else {
+            return Ok(None);
         };
-        if schema == &Value::Bool(false) {
-            return false;
+        let reader = self.reader();
+        let (result, at) = reader.follow(result, &format!("{at}/result"))?;
+        match result.get("schema") {
+            Some(schema) => Ok(Some(reader.shape(schema, &format!("{at}/schema"))?)),
+            None => Ok(None),
         }
-        let branches = |key: &str| schema.get(key).and_then(Value::as_array);
-        if let Some(all) = branches("allOf")
-            && !all.iter().all(|s| self.takes_within(s, value, depth - 1))
-        {
-            return false;
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(any) = branches(key)
-                && !any.iter().any(|s| self.takes_within(s, value, depth - 1))
-            {
-                return false;
-            }
-        }
-        if let Some(values) = allowed_values(schema)
-            && !values.contains(&value)
-        {
-            return false;
-        }
-        type_allowed(&types(schema), type_of(value))
     }
 
-    /// The properties of an object schema: (name, required, schema).
-    pub(super) fn properties<'a>(&'a self, schema: &'a Value) -> Vec<(&'a str, bool, &'a Value)> {
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-            return Vec::new();
-        };
-        properties
-            .iter()
-            .filter_map(|(name, s)| {
-                Some((
-                    name.as_str(),
-                    required.contains(&name.as_str()),
-                    self.resolve(s)?,
-                ))
-            })
-            .collect()
+    /// Whether `method` takes its params by position only: the adapter
+    /// sends them by name.
+    pub(super) fn by_position_only(&self, method: &Value) -> bool {
+        method.get("paramStructure").and_then(Value::as_str) == Some("by-position")
     }
-}
 
-/// The JSON type names a schema allows (`type`, a word or a list); empty
-/// when it does not say.
-pub(super) fn types(schema: &Value) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+    /// Whether `method` refuses params it does not declare: the document
+    /// says so ([`UNDECLARED_PARAMS`] false), on it or at its top.
+    pub(super) fn refuses_undeclared_params(&self, method: &Value) -> bool {
+        let refused = |v: &Value| v.get(UNDECLARED_PARAMS) == Some(&Value::Bool(false));
+        refused(method) || refused(&self.root)
     }
-}
-
-/// The JSON type name of `value` ("integer" for whole numbers).
-pub(super) fn type_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Whether a value of JSON type `found` is one of `allowed` (an integer is
-/// a number too).
-pub(super) fn type_allowed(allowed: &[&str], found: &str) -> bool {
-    allowed.is_empty()
-        || allowed.contains(&found)
-        || (found == "integer" && allowed.contains(&"number"))
-}
-
-/// A schema's allowed values (`enum`, or `const` as one), if it lists them.
-pub(super) fn allowed_values(schema: &Value) -> Option<Vec<&Value>> {
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        return Some(values.iter().collect());
-    }
-    schema.get("const").map(|c| vec![c])
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -214,13 +189,35 @@ mod tests {
                 "terminal.send"
             ]
         );
-        let record = model.result("terminal.get").unwrap();
-        let required: Vec<&str> = model
-            .properties(record)
-            .into_iter()
-            .filter(|(_, required, _)| *required)
-            .map(|(name, ..)| name)
-            .collect();
-        assert_eq!(required, ["address", "created_ms", "status", "status_seq"]);
+        let (get, at) = model.method("terminal.get").unwrap();
+        let record = model.result(get, &at).unwrap().unwrap();
+        let reader = model.reader();
+        for name in ["address", "created_ms", "status", "status_seq"] {
+            assert!(reader.field(&record, name).unwrap().promised, "{name}");
+        }
+    }
+
+    #[test]
+    fn params_and_results_may_be_references_and_methods_too() {
+        let doc = Document::from_value(json!({
+            "x-additional-params": false,
+            "methods": [{"$ref": "#/x-methods/get"}],
+            "x-methods": {"get": {"name": "terminal.get", "paramStructure": "by-position",
+                "params": [{"$ref": "#/components/contentDescriptors/Address"}],
+                "result": {"$ref": "#/components/contentDescriptors/Record"}}},
+            "components": {"contentDescriptors": {
+                "Address": {"name": "address", "required": true, "schema": {"type": "string"}},
+                "Record": {"name": "record", "schema": {"required": ["address"]}}}}
+        }))
+        .unwrap();
+        let (get, at) = doc.method("terminal.get").unwrap();
+        let params = doc.params(get, &at).unwrap();
+        assert_eq!((params[0].name, params[0].required), ("address", true));
+        let record = doc.result(get, &at).unwrap().unwrap();
+        assert!(doc.reader().field(&record, "address").unwrap().promised);
+        assert!(doc.by_position_only(get) && doc.refuses_undeclared_params(get));
+        let broken = Document::from_value(json!({"methods": [{"$ref": "#/nowhere"}]})).unwrap();
+        assert!(broken.method_names().is_empty());
+        assert_eq!(broken.unreadable_methods().len(), 1);
     }
 }

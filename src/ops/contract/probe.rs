@@ -63,6 +63,8 @@ pub(super) enum Ask {
     Discover,
     /// A method no core has, to see the error shape.
     Unknown,
+    /// `machine.list` (contract §8, a model): read-only.
+    Machines,
 }
 
 impl Ask {
@@ -74,6 +76,18 @@ impl Ask {
             Ask::Read => Method::Read.as_str(),
             Ask::Discover => Method::Discover.as_str(),
             Ask::Unknown => UNKNOWN_METHOD,
+            Ask::Machines => Method::MachineList.as_str(),
+        }
+    }
+
+    /// The method whose result the adapter's decoders read, when it is one.
+    pub(super) fn read(self) -> Option<Method> {
+        match self {
+            Ask::Hello => Some(Method::Hello),
+            Ask::List => Some(Method::List),
+            Ask::Get => Some(Method::Get),
+            Ask::Read => Some(Method::Read),
+            Ask::Discover | Ask::Unknown | Ask::Machines => None,
         }
     }
 }
@@ -140,21 +154,26 @@ impl Probe {
     }
 
     /// The guard check's one send: to `address`, empty text, no submit,
-    /// no force, `if` set to `sent_if` (a status the terminal is not in),
-    /// bounded by `timeout`. Nothing else can be written through a probe.
+    /// no force (`force: false`, or no `force` at all when the core's
+    /// document does not declare it), `if` set to `sent_if` (a status the
+    /// terminal is not in), bounded by `timeout`. Nothing else can be
+    /// written through a probe.
     pub(super) async fn ask_guard(
         &mut self,
         address: &str,
         sent_if: &'static str,
         timeout: Duration,
+        force: bool,
     ) -> (u64, Received) {
-        let params = json!({
+        let mut params = json!({
             "address": address,
             "text": "",
             "submit": false,
             "if": sent_if,
-            "force": false,
         });
+        if force {
+            params["force"] = json!(false);
+        }
         self.exchange(Method::Send.as_str(), params, timeout).await
     }
 

@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::guard::Live;
-use super::{Check, CheckReport, Difference, Discovery, Guard, Source};
+use super::model::Document;
+use super::observed::Observed;
+use super::{Check, CheckReport, Difference, Discovery, Guard, Rule, Source};
 use crate::escape::{self, printable};
 use crate::hc::Acceptance;
 use crate::hc::acceptance::Standing;
@@ -43,6 +45,14 @@ pub(super) struct Findings {
     /// The connection stopped pairing replies with requests (no reply, a
     /// line that is not JSON, another id): nothing more was asked.
     pub lost: bool,
+    /// The results the live calls returned.
+    pub observed: Observed,
+    /// The core's own document, until it is judged.
+    pub discovered: Option<Document>,
+    /// The core's own document does not declare `force`.
+    pub omits_force: bool,
+    /// What `machine.list` answered, in one line, when it was asked.
+    pub machines: Option<String>,
 }
 
 impl Findings {
@@ -65,6 +75,19 @@ impl Findings {
         self.differences.iter().filter(|(d, _)| d.breaks).count()
     }
 
+    /// The rules the breaking differences fall under, each once, in the
+    /// table's order.
+    fn breaking_rules(&self) -> Vec<Rule> {
+        Rule::ALL
+            .into_iter()
+            .filter(|rule| {
+                self.differences
+                    .iter()
+                    .any(|(d, _)| d.breaks && d.rule == *rule)
+            })
+            .collect()
+    }
+
     fn report(&self, text: String) -> CheckReport {
         CheckReport {
             text,
@@ -73,6 +96,8 @@ impl Findings {
             version: self.raw_version.clone(),
             discovery: self.discovery.clone(),
             guard: self.guard.clone(),
+            breaking_rules: self.breaking_rules(),
+            omits_force: self.omits_force,
         }
     }
 
@@ -135,7 +160,7 @@ impl Findings {
                 "rpc.discover: not offered (error {code}): the core does not describe itself, so it is judged on the shapes observed alone"
             ),
             Discovery::Described { sha256 } => format!(
-                "rpc.discover: the core's own document (SHA-256 {sha256}), compared with the model below"
+                "rpc.discover: the core's own document (SHA-256 {sha256}), judged below with the replies seen"
             ),
         })
     }
@@ -161,6 +186,16 @@ impl Findings {
         }
         if let Some(line) = self.guard_line() {
             let _ = writeln!(out, "{line}");
+        }
+        if let Some(line) = &self.machines {
+            let _ = writeln!(out, "machines: {line}");
+        }
+        if self.terminals > 0 {
+            let _ = writeln!(
+                out,
+                "why a status holds: {}",
+                self.observed.status_reasons()
+            );
         }
         if !self.calls.is_empty() {
             let calls: Vec<String> = self
@@ -228,8 +263,9 @@ impl Findings {
             };
             let _ = writeln!(
                 out,
-                "{} {}{}{seen}",
+                "{} [{}] {}{}{seen}",
                 if difference.breaks { "!" } else { " " },
+                difference.side.name(),
                 printable(&place),
                 printable(&difference.detail)
             );
@@ -238,13 +274,24 @@ impl Findings {
             (0, _) => writeln!(out, "\nno difference from the model"),
             (n, 0) => writeln!(
                 out,
-                "\n{n} difference(s) from the model, none of which would make a call fail: the adapter does without missing optional fields, ignores extra ones, reads statuses outside the six as unknown, takes addresses as opaque and only shows error messages (docs/operations.md, \"Checking a real hc\")"
+                "\n{n} difference(s) from the model, none of which would make a call fail: each line says which side of the judgement it is on, and docs/operations.md (\"Checking a real hc\") why the adapter works with it"
             ),
             (n, b) => writeln!(
                 out,
-                "\n{n} difference(s) from the model, {b} of which (marked !) would make calls fail or an idle-only send unguarded (docs/operations.md, \"Checking a real hc\")"
+                "\n{n} difference(s) from the model, {b} of which (marked !) would make calls fail or an idle-only send unguarded, by the rules {} (docs/operations.md, \"Checking a real hc\", names each)",
+                self.breaking_rules()
+                    .iter()
+                    .map(|r| r.id())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
+        if self.omits_force {
+            let _ = writeln!(
+                out,
+                "sends to this core leave `force` out: its own document does not declare it (false is hc's default); --accept records that"
+            );
+        }
         self.report(out)
     }
 
@@ -284,6 +331,8 @@ impl Findings {
                 "notes": self.guard_notes,
             },
             "breaking": self.breaking(),
+            "breaking_rules": self.breaking_rules(),
+            "omits_force": self.omits_force,
             "calls": self.calls,
             "terminals_checked": self.terminals,
             "schema": check.schema,

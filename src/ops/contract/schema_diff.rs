@@ -1,52 +1,47 @@
-//! Another OpenRPC document (what `hc schema` prints on a real install)
-//! held against the model: methods missing or added, and for each method
-//! the model names, params and result fields missing, added or typed
-//! differently. Pure: no I/O.
+//! Notes for correcting the model: where a document (what `hc schema`
+//! prints, or a core's own) differs from the model in what the adapter
+//! neither sends nor reads strictly: methods and params the model does not
+//! name, result fields it names that the document lacks or types
+//! otherwise, fields the document adds. Never a break (the judgement rules
+//! on everything the adapter sends and needs, `judgement`). Pure: no I/O.
 
-use serde_json::Value;
-
-use super::guard::{self, Fault};
-use super::model::{self, Document};
+use super::model::Document;
+use super::rules::Rule;
+use super::schema::{Reader, Shape, Types};
 use super::{Difference, Group};
+use crate::hc::wire::Method;
+use crate::hc::wire::needs::{READS, path_text};
 
-/// The one writer, and its guard: the param whose absence makes a core
-/// unacceptable.
-const SEND: &str = "terminal.send";
-const GUARD: &str = "if";
+/// A step into a result, as a document names it.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Field(&'a str),
+    Items,
+}
 
-/// The differences of `theirs` from the model.
-pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
+/// A place as messages (and `wire::needs::path_text`) show it.
+fn text(path: &[Step<'_>]) -> String {
+    let mut text = String::new();
+    for step in path {
+        match step {
+            Step::Field(name) if text.is_empty() => text.push_str(name),
+            Step::Field(name) => {
+                text.push('.');
+                text.push_str(name);
+            }
+            Step::Items => text.push_str("[]"),
+        }
+    }
+    text
+}
+
+/// The notes on `theirs` against `ours` (the model).
+pub(super) fn notes(ours: &Document, theirs: &Document) -> Vec<Difference> {
     let mut found = Vec::new();
-    let their_methods = theirs.method_names();
-    for method in ours.method_names() {
-        if !their_methods.contains(&method) {
-            found.push(Difference::schema(
-                Group::Missing,
-                &method,
-                "",
-                "the document has no such method".to_owned(),
-            ));
-            continue;
-        }
-        params(ours, theirs, &method, &mut found);
-        if let (Some(a), Some(b)) = (ours.result(&method), theirs.result(&method)) {
-            fields(ours, theirs, &method, a, b, "result", &mut found);
-        }
-    }
-    if let Err(Fault::Unsound(why)) = guard::declared(theirs) {
-        found.push(
-            Difference::schema(
-                Group::Guard,
-                SEND,
-                "params.if",
-                format!("the document {why}: an idle-only send to this core would go unguarded, so it is never accepted"),
-            )
-            .breaking(),
-        );
-    }
-    for method in their_methods {
-        if !ours.method_names().contains(&method) {
-            found.push(Difference::schema(
+    let model_methods = ours.method_names();
+    for method in theirs.method_names() {
+        if !model_methods.contains(&method) {
+            found.push(note(
                 Group::Extra,
                 &method,
                 "",
@@ -54,151 +49,152 @@ pub(super) fn documents(ours: &Document, theirs: &Document) -> Vec<Difference> {
             ));
         }
     }
+    for method in Method::ALL {
+        let name = method.as_str();
+        let (Some((mine, my_at)), Some((their, their_at))) =
+            (ours.method(name), theirs.method(name))
+        else {
+            continue;
+        };
+        if let (Ok(my_params), Ok(their_params)) =
+            (ours.params(mine, &my_at), theirs.params(their, &their_at))
+        {
+            for param in their_params {
+                if !param.required && !my_params.iter().any(|p| p.name == param.name) {
+                    found.push(note(
+                        Group::Extra,
+                        name,
+                        &format!("params.{}", param.name),
+                        "an optional param the model does not name (the adapter never sends it)"
+                            .to_owned(),
+                    ));
+                }
+            }
+        }
+        let (Ok(Some(a)), their_result) =
+            (ours.result(mine, &my_at), theirs.result(their, &their_at))
+        else {
+            continue;
+        };
+        if let Ok(Some(b)) = their_result {
+            let walk = Walk {
+                method,
+                ours: ours.reader(),
+                theirs: theirs.reader(),
+            };
+            walk.fields(&a, &b, &mut Vec::new(), &mut found);
+        }
+    }
     found
 }
 
-fn params(ours: &Document, theirs: &Document, method: &str, found: &mut Vec<Difference>) {
-    let (a, b) = (ours.params(method), theirs.params(method));
-    for (name, required, schema) in &a {
-        match b.iter().find(|(n, ..)| n == name) {
-            None if method == SEND && name == GUARD => found.push(
-                Difference::schema(
-                    Group::Missing,
-                    method,
-                    "params.if",
-                    "no `if` param: the document does not show the guard idle-only sends rest on, so the core must show it live (--guard-check ADDRESS) before it is accepted".to_owned(),
-                )
-                .tolerated(),
-            ),
-            None => found.push(Difference::schema(
-                Group::Missing,
-                method,
-                &format!("params.{name}"),
-                format!(
-                    "a param the model has ({}, and the adapter sends it) is not in the document",
-                    if *required { "required" } else { "optional" }
-                ),
-            )),
-            Some((_, their_required, their_schema)) => {
-                if required != their_required {
-                    found.push(Difference::schema(
-                        Group::WrongType,
-                        method,
-                        &format!("params.{name}"),
-                        format!("required is {their_required} there, {required} in the model"),
-                    ));
-                }
-                compare_types(
-                    method,
-                    &format!("params.{name}"),
-                    schema,
-                    their_schema,
-                    found,
-                );
-
-            }
-        }
-    }
-    for (name, required, _) in &b {
-        if a.iter().any(|(n, ..)| n == name) {
-            continue;
-        }
-        found.push(if *required {
-            Difference::schema(
-                Group::Extra,
-                method,
-                &format!("params.{name}"),
-                "a required param the model does not name: the adapter never sends it, so the core would refuse every call".to_owned(),
-            )
-            .breaking()
-        } else {
-            Difference::schema(
-                Group::Extra,
-                method,
-                &format!("params.{name}"),
-                "a param the model does not name (the adapter never sends it)".to_owned(),
-            )
-        });
-    }
+fn note(group: Group, method: &str, field: &str, detail: String) -> Difference {
+    Difference::new(Rule::Other, group, method, field, detail)
 }
 
-fn fields(
-    ours: &Document,
-    theirs: &Document,
-    method: &str,
-    a: &Value,
-    b: &Value,
-    at: &str,
-    found: &mut Vec<Difference>,
-) {
-    compare_types(method, at, a, b, found);
-    let (mine, their) = (ours.properties(a), theirs.properties(b));
-    for (name, required, schema) in &mine {
-        let path = format!("{at}.{name}");
-        match their.iter().find(|(n, ..)| n == name) {
-            None if *required => found.push(Difference::schema(
-                Group::Missing,
-                method,
-                &path,
-                "a field the model requires is not in the document".to_owned(),
-            )),
-            None => found.push(
-                Difference::schema(
-                    Group::Missing,
-                    method,
-                    &path,
-                    "a field the model has (optional: the adapter does without) is not in the document"
-                        .to_owned(),
-                )
-                .tolerated(),
-            ),
-            Some((_, their_required, their_schema)) => {
-                if *required && !their_required {
-                    found.push(Difference::schema(
-                        Group::WrongType,
-                        method,
-                        &path,
-                        "the model requires it; the document makes it optional".to_owned(),
-                    ));
-                }
-                fields(ours, theirs, method, schema, their_schema, &path, found);
-            }
-        }
-    }
-    for (name, ..) in &their {
-        if !mine.iter().any(|(n, ..)| n == name) {
-            found.push(Difference::schema(
-                Group::Extra,
-                method,
-                &format!("{at}.{name}"),
-                "a field the model does not name (ignored)".to_owned(),
-            ));
-        }
-    }
-    if let (Some(ai), Some(bi)) = (
-        a.get("items").and_then(|s| ours.resolve(s)),
-        b.get("items").and_then(|s| theirs.resolve(s)),
+/// One method's result, the model's and theirs, walked together.
+struct Walk<'a> {
+    method: Method,
+    ours: Reader<'a>,
+    theirs: Reader<'a>,
+}
+
+impl<'a> Walk<'a> {
+    fn fields(
+        &self,
+        a: &Shape<'a>,
+        b: &Shape<'a>,
+        path: &mut Vec<Step<'a>>,
+        found: &mut Vec<Difference>,
     ) {
-        fields(ours, theirs, method, ai, bi, &format!("{at}[]"), found);
+        let name = self.method.as_str();
+        let theirs_names = self.theirs.names(b);
+        let mine_names = self.ours.names(a);
+        for field in &mine_names {
+            path.push(Step::Field(field));
+            let at = format!("result.{}", text(path));
+            let (Ok(mine), their) = (self.ours.field(a, field), self.theirs.field(b, field)) else {
+                path.pop();
+                continue;
+            };
+            let their = match their {
+                Ok(their) => their,
+                Err(what) => {
+                    if !judged(self.method, path) {
+                        found.push(Difference::new(
+                            Rule::UnreadableOther,
+                            Group::Unreadable,
+                            name,
+                            &at,
+                            what.to_string(),
+                        ));
+                    }
+                    path.pop();
+                    continue;
+                }
+            };
+            if !judged(self.method, path) {
+                let (my_types, their_types) = (mine.shape.types(), their.shape.types());
+                if !their.promised {
+                    found.push(note(
+                        Group::Missing,
+                        name,
+                        &at,
+                        "a field the model has (optional: the adapter does without) is not in the document".to_owned(),
+                    ));
+                } else if their_types != Types::ALL && their_types != my_types {
+                    found.push(note(
+                        Group::WrongType,
+                        name,
+                        &at,
+                        format!("typed {their_types} there, {my_types} in the model (read leniently: another type reads as absent)"),
+                    ));
+                }
+            }
+            if their.promised {
+                self.nested(&mine.shape, &their.shape, path, found);
+            }
+            path.pop();
+        }
+        for field in theirs_names {
+            if !mine_names.contains(&field) {
+                path.push(Step::Field(field));
+                found.push(note(
+                    Group::Extra,
+                    name,
+                    &format!("result.{}", text(path)),
+                    "a field the model does not name (ignored)".to_owned(),
+                ));
+                path.pop();
+            }
+        }
+    }
+
+    /// Into the items of an array both name (a list's records).
+    fn nested(
+        &self,
+        a: &Shape<'a>,
+        b: &Shape<'a>,
+        path: &mut Vec<Step<'a>>,
+        found: &mut Vec<Difference>,
+    ) {
+        if !a.types().holds(Types::ARRAY) || a.types() == Types::ALL {
+            return;
+        }
+        if let (Ok(ai), Ok(bi)) = (self.ours.items(a), self.theirs.items(b)) {
+            path.push(Step::Items);
+            self.fields(&ai, &bi, path, found);
+            path.pop();
+        }
     }
 }
 
-fn compare_types(method: &str, at: &str, a: &Value, b: &Value, found: &mut Vec<Difference>) {
-    let (mut mine, mut their) = (model::types(a), model::types(b));
-    mine.sort_unstable();
-    their.sort_unstable();
-    if !mine.is_empty() && !their.is_empty() && mine != their {
-        found.push(Difference::schema(
-            Group::WrongType,
-            method,
-            at,
-            format!(
-                "typed {} there, {} in the model",
-                their.join(" or "),
-                mine.join(" or ")
-            ),
-        ));
-    }
+/// Whether the judgement rules on this place (the decoders read it).
+fn judged(method: Method, path: &[Step<'_>]) -> bool {
+    let place = text(path);
+    READS
+        .iter()
+        .any(|r| r.method == method && path_text(r.path) == place)
 }
 
 #[cfg(test)]
@@ -206,51 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_model_against_itself_has_no_difference() {
-        let model = Document::model();
-        assert!(documents(&model, &Document::model()).is_empty());
-    }
-
-    #[test]
-    fn a_changed_document_shows_what_changed() {
-        let mut changed: Value = serde_json::from_str(crate::hc::wire::CONTRACT_DOCUMENT).unwrap();
-        let methods = changed["methods"].as_array_mut().unwrap();
-        methods.retain(|m| m["name"] != "terminal.send");
-        methods.push(
-            serde_json::json!({"name": "pane.report_agent", "params": [],
-            "result": {"name": "r", "schema": {"type": "object"}}}),
-        );
-        let record = &mut changed["components"]["schemas"]["TerminalRecord"]["properties"];
-        record.as_object_mut().unwrap().remove("submit_key");
-        record["status_seq"] = serde_json::json!({"type": "string"});
-        record["labels"] = serde_json::json!({"type": "object"});
-        let theirs = Document::parse(&changed.to_string()).unwrap();
-        let found: Vec<(Group, String, String)> = documents(&Document::model(), &theirs)
-            .into_iter()
-            .map(|d| (d.group, d.method, d.field))
-            .collect();
-        let has = |g: Group, m: &str, f: &str| found.contains(&(g, m.to_owned(), f.to_owned()));
-        assert!(has(Group::Missing, "terminal.send", ""), "{found:?}");
-        assert!(has(Group::Extra, "pane.report_agent", ""), "{found:?}");
-        assert!(
-            has(Group::Missing, "terminal.get", "result.submit_key"),
-            "{found:?}"
-        );
-        assert!(
-            has(Group::WrongType, "terminal.get", "result.status_seq"),
-            "{found:?}"
-        );
-        assert!(
-            has(Group::Extra, "terminal.get", "result.labels"),
-            "{found:?}"
-        );
-        assert!(
-            has(
-                Group::Missing,
-                "terminal.list",
-                "result.terminals[].submit_key"
-            ),
-            "{found:?}"
-        );
+    fn the_model_against_itself_has_no_note() {
+        assert!(notes(&Document::model(), &Document::model()).is_empty());
     }
 }

@@ -197,14 +197,21 @@ pub(crate) async fn run(path: &Path, config_flag: Option<&Path>) -> Checkup {
 }
 
 /// The versions this config speaks: the built-in one, and each accepted
-/// with when it was checked and whether a document binds it.
+/// with when it was checked, whether a document binds it, and whether
+/// sends to it leave `force` out.
 fn accepted_versions(config: &Config) -> String {
     let mut said = format!("hc {PINNED_VERSION} (built in)");
     for entry in config.hc_versions() {
-        let bound = match &entry.document_sha256 {
+        let mut bound = match &entry.document_sha256 {
             Some(sha) => format!("its document {}…", &sha[..12]),
             None => "no document".to_owned(),
         };
+        if entry
+            .params_omitted
+            .contains(&crate::config::OmittedParam::Force)
+        {
+            bound.push_str(", sends without `force`");
+        }
         said.push_str(&format!(
             ", hc {} (accepted {}, {bound})",
             printable(&entry.version),
