@@ -5,7 +5,9 @@
 //! (direct then HTTP at each level), OAuth against token mode at 32 clients
 //! (interleaved cells, `oauth`), starvation (an authorised client's
 //! fresh connection beside crowds of idle sockets, then beside the
-//! slow-body flood), start-up, then the two byte-cap cases.
+//! slow-body flood), output waits and pattern costs, `list_sessions` and
+//! a fleet wait over machines against one core (`machines`), start-up,
+//! then the two byte-cap cases.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -52,6 +54,8 @@ pub struct Options {
     pub wait_rounds: usize,
     /// The OAuth rows (`pairs` 0 skips them).
     pub oauth: crate::oauth::Options,
+    /// Machines against one core (`rounds` 0 skips them).
+    pub machines: crate::machines::Options,
 }
 
 /// Terminals of the simulator the output waits run on, one wait each.
@@ -259,6 +263,12 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
     drop(waits_http);
     drop(waits_sim);
 
+    let machines = if o.machines.rounds > 0 {
+        Some(crate::machines::run(bins, &o.machines).await?)
+    } else {
+        None
+    };
+
     progress(&format!(
         "start-up: {} spawns to the initialize answer",
         o.startup_runs
@@ -323,6 +333,7 @@ pub async fn run(bins: &Bins, o: &Options) -> Res<Results> {
         pattern_costs,
         stalling_before,
         beside_costly_waits,
+        machines,
         oversized: oversized.with_note(
             "fault oversized-reply:terminal.read: a valid reply whose result is a 100 MiB string"
                 .into(),

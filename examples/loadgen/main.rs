@@ -7,7 +7,9 @@
 //!   HTTP throughput at several concurrencies against the direct socket,
 //!   HTTP throughput at 32 clients in OAuth mode against token mode (real
 //!   tokens from the test authorization server, `scripts/oauth-deps.sh`),
-//!   the adapter's memory, its start-up time, and the 1 MiB reply cap.
+//!   the adapter's memory, its start-up time, the 1 MiB reply cap, and
+//!   `list_sessions` and a fleet wait over 3 machines of 50 terminals
+//!   against one core of 150 (`--only machines` runs that phase alone).
 //! - `loadgen soak`: many HTTP clients mixing every tool for a long time,
 //!   failing on any protocol error or on memory or descriptor growth.
 //!
@@ -31,6 +33,7 @@ mod floor;
 mod http;
 mod instructions;
 mod latency;
+mod machines;
 mod mix;
 mod oauth;
 mod patterns;
@@ -123,8 +126,18 @@ enum Cmd {
         /// Seconds per OAuth or token-mode cell.
         #[arg(long, default_value_t = 5.0)]
         oauth_secs: f64,
+        /// Rounds of the machines phase (`list_sessions` and a fleet wait
+        /// over 3 machines of 50 terminals against one core of 150), one
+        /// fleet wait per setup each; 0 skips the phase.
+        #[arg(long, default_value_t = 20)]
+        machine_rounds: usize,
+        /// Timed `list_sessions` calls per setup and round of the machines
+        /// phase (at least 1: the round's fleet wait takes its since).
+        #[arg(long, default_value_t = 20)]
+        machine_lists: usize,
         /// Run only this phase (`floor`: the adapter against the minimal
-        /// rmcp server and the relay).
+        /// rmcp server and the relay; `machines`: list and fleet wait over
+        /// machines against one core).
         #[arg(long, value_enum)]
         only: Option<Phase>,
         /// Rounds of the floor phase.
@@ -167,6 +180,7 @@ enum Cmd {
 #[derive(Clone, Copy, ValueEnum)]
 enum Phase {
     Floor,
+    Machines,
 }
 
 fn main() -> ExitCode {
@@ -216,6 +230,8 @@ async fn run(cli: Cli) -> Res<bool> {
             wait_rounds,
             oauth_pairs,
             oauth_secs,
+            machine_rounds,
+            machine_lists,
             only,
             floor_rounds,
             floor_calls,
@@ -228,13 +244,30 @@ async fn run(cli: Cli) -> Res<bool> {
                 crowd_turn: Duration::from_secs_f64(floor_crowd_secs),
                 traced_calls: floor_traced_calls,
             };
-            if let Some(Phase::Floor) = only {
-                let load_before = load_average();
-                let floor = floor::run(&bins, &floor_options).await?;
-                println!("## herdr-core-mcp bench: the floor phase\n");
-                print_machine(&load_before);
-                println!("{}", floor.render());
-                return Ok(true);
+            let machine_options = machines::Options {
+                rounds: machine_rounds,
+                lists: machine_lists,
+            };
+            match only {
+                Some(Phase::Floor) => {
+                    let load_before = load_average();
+                    let floor = floor::run(&bins, &floor_options).await?;
+                    println!("## herdr-core-mcp bench: the floor phase\n");
+                    print_machine(&load_before);
+                    println!("{}", floor.render());
+                    return Ok(true);
+                }
+                Some(Phase::Machines) => {
+                    let load_before = load_average();
+                    let figures = machines::run(&bins, &machine_options).await?;
+                    let mut table = String::new();
+                    machines::table(&mut table, &figures);
+                    println!("## herdr-core-mcp bench: the machines phase\n");
+                    print_machine(&load_before);
+                    println!("{}", table.trim_start());
+                    return Ok(true);
+                }
+                None => {}
             }
             let options = bench::Options {
                 latency_calls,
@@ -257,6 +290,7 @@ async fn run(cli: Cli) -> Res<bool> {
                     pairs: oauth_pairs,
                     cell: Duration::from_secs_f64(oauth_secs),
                 },
+                machines: machine_options,
             };
             let load_before = load_average();
             let results = bench::run(&bins, &options).await?;

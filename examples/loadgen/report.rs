@@ -79,6 +79,8 @@ pub struct Results {
     /// The stalling pattern's cost per poll under the previous build's caps.
     pub stalling_before: Duration,
     pub beside_costly_waits: crate::patterns::Beside,
+    /// Machines against one core, unless skipped.
+    pub machines: Option<crate::machines::Figures>,
     pub oversized: Cap,
     pub big_list: Cap,
 }
@@ -104,6 +106,9 @@ impl Results {
             self.stalling_before,
             &self.beside_costly_waits,
         );
+        if let Some(machines) = &self.machines {
+            crate::machines::table(&mut out, machines);
+        }
         self.startup_table(&mut out);
         self.caps_table(&mut out);
         let passed = self.targets(&mut out);

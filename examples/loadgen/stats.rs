@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-/// Median and 99th percentile of a latency sample.
+/// Median, 95th and 99th percentile of a latency sample.
 #[derive(Debug, Clone, Copy)]
 pub struct Latency {
     pub median: Duration,
+    pub p95: Duration,
     pub p99: Duration,
 }
 
@@ -14,6 +15,7 @@ impl Latency {
         samples.sort_unstable();
         Latency {
             median: percentile(samples, 50.0),
+            p95: percentile(samples, 95.0),
             p99: percentile(samples, 99.0),
         }
     }

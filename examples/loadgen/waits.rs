@@ -87,31 +87,37 @@ async fn sample(
         }
         Ok(answered)
     };
-    let emit = async {
-        tokio::time::sleep(delay).await;
-        let text = format!("\r\n{marker}\r\n");
-        let control = control.to_path_buf();
-        let address = address.to_owned();
-        let answer = tokio::task::spawn_blocking(move || {
-            hc_sim::testing::control_call(
-                &control,
-                "emit",
-                json!({"address": address, "text": text}),
-            )
-        })
-        .await
-        .map_err(|e| format!("emit task: {e}"))?
-        .map_err(|e| format!("emit: {e}"))?;
-        answer["emitted_unix_us"]
-            .as_u64()
-            .ok_or_else(|| format!("emit answered {answer}"))
-    };
+    let emit = emit_after(control, address, format!("\r\n{marker}\r\n"), delay);
     let (answered, emitted) = tokio::join!(waiting, emit);
     let (answered, emitted) = (answered?, emitted?);
     Ok(Duration::from_micros(answered.saturating_sub(emitted)))
 }
 
-fn now_us() -> u64 {
+/// Puts `text` on the screen of `address` with the `emit` of the simulator
+/// whose control socket is `control`, `delay` from now; returns the
+/// wall-clock microsecond it reached the screen.
+pub async fn emit_after(
+    control: &std::path::Path,
+    address: &str,
+    text: String,
+    delay: Duration,
+) -> Res<u64> {
+    tokio::time::sleep(delay).await;
+    let control = control.to_path_buf();
+    let address = address.to_owned();
+    let answer = tokio::task::spawn_blocking(move || {
+        hc_sim::testing::control_call(&control, "emit", json!({"address": address, "text": text}))
+    })
+    .await
+    .map_err(|e| format!("emit task: {e}"))?
+    .map_err(|e| format!("emit: {e}"))?;
+    answer["emitted_unix_us"]
+        .as_u64()
+        .ok_or_else(|| format!("emit answered {answer}"))
+}
+
+/// The wall clock in microseconds since the Unix epoch, as `emit` stamps.
+pub fn now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))

@@ -147,6 +147,12 @@ fn sim_options(flags: &[&str]) -> Res<Options> {
             "--agent-delay-ms" => options.agent_delay_ms = Some(ms()?),
             "--slow-reply-ms" => options.slow_reply_ms = Some(ms()?),
             "--fault" => options.faults.push(value.to_owned()),
+            "--machine" => {
+                let (name, socket) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("hc-sim --machine {value}: not NAME=SOCKET"))?;
+                options = options.machine(name, Path::new(socket));
+            }
             _ => return Err(format!("hc-sim flag {flag} is not one loadgen passes on")),
         }
     }
