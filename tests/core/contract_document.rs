@@ -122,8 +122,20 @@ fn wire_and_the_document_name_the_same_methods_and_fields() {
     assert!(record.remove("status_reason") && record.remove("status_age_ms"));
     record.extend(["status_msg".to_owned(), "status_ms".to_owned()]);
     assert_eq!(record, result("terminal.get"));
-    assert_eq!(rust_fields::<ReadResult>(), result("terminal.read"));
-    assert_eq!(rust_fields::<SendResult>(), result("terminal.send"));
+    // A machine's terminal's answers name its machine (contract §8): the
+    // adapter reads which from the address.
+    let with_machine = |mut fields: BTreeSet<String>| {
+        fields.insert("machine".to_owned());
+        fields
+    };
+    assert_eq!(
+        with_machine(rust_fields::<ReadResult>()),
+        result("terminal.read")
+    );
+    assert_eq!(
+        with_machine(rust_fields::<SendResult>()),
+        result("terminal.send")
+    );
     let error_kinds: BTreeSet<&str> = doc["components"]["errors"]
         .as_object()
         .unwrap()

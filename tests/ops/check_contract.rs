@@ -56,7 +56,6 @@ fn an_evidence_core_shows_each_kind_of_difference() {
         "modelled fields missing",
         "extra fields present",
         "status values outside the model",
-        "address forms outside the model",
         "error objects whose message is not the kind's name",
     ] {
         assert!(out.contains(heading), "no {heading:?} in\n{out}");
@@ -65,7 +64,6 @@ fn an_evidence_core_shows_each_kind_of_difference() {
         "terminal.list terminals[].title: missing",
         "terminal.get argv: present, not in the model",
         "\"paused\" is not one of the model's values",
-        "\"machine/t7\" is not `t` and base 36",
         "unknown method",
     ] {
         assert!(out.contains(detail), "no {detail:?} in\n{out}");
@@ -122,13 +120,7 @@ fn json_record_and_schema_behave_as_documented() {
         .iter()
         .map(|d| d["group"].as_str().unwrap())
         .collect();
-    for group in [
-        "missing",
-        "extra",
-        "status_outside",
-        "address_form",
-        "error_message",
-    ] {
+    for group in ["missing", "extra", "status_outside", "error_message"] {
         assert!(groups.contains(&group), "{group} in {groups:?}");
     }
     // --record: JSON lines of the exchange, nothing private in them.
@@ -308,4 +300,44 @@ fn a_huge_version_and_a_document_of_ten_thousand_methods_print_bounded() {
     assert_eq!(report["differences"].as_array().map(Vec::len), Some(500));
     assert_eq!(report["differences_not_listed"], 9_500);
     assert!(json_out.len() < 256 * 1024, "{} bytes", json_out.len());
+}
+
+/// It says whether a core passes on why a status holds, and what
+/// `machine.list` answers; neither is a difference.
+#[tokio::test]
+async fn it_says_whether_reasons_are_passed_on_and_what_machine_list_answers() {
+    let build = Sim::start(SimOptions::agents(1));
+    let sim = Sim::start(SimOptions::agents(1).machine("build", &build.socket));
+    let hc = herdr_core_mcp::HcClient::new(&sim.socket, std::time::Duration::from_secs(5));
+    crate::support::waits::wait_status(&hc, "t1", herdr_core_mcp::wire::TerminalStatus::Idle).await;
+    let core = hc.hello().await.unwrap().core_id.clone();
+    let ask = herdr_core_mcp::SendRequest {
+        address: "t1",
+        text: "ask me /block",
+        guard: None,
+    };
+    hc.send(ask, &core).await.unwrap();
+    crate::support::waits::wait_status(&hc, "t1", herdr_core_mcp::wire::TerminalStatus::Blocked)
+        .await;
+    // The arranging send is not the check's.
+    sim.control("reset_stats", json!({}));
+    let (code, out, err) = check(&sim, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("machines: machine.list answered 1 machine(s): build connected"),
+        "{out}"
+    );
+    assert!(out.contains("why a status holds: passed on"), "{out}");
+
+    let silent = Sim::start(SimOptions {
+        no_status_reasons: true,
+        ..SimOptions::agents(1)
+    });
+    let (code, out, err) = check(&silent, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("why a status holds: not passed on"), "{out}");
+    assert!(
+        out.contains("machines: machine.list answered 0 machine(s)"),
+        "{out}"
+    );
 }

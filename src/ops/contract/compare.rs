@@ -103,7 +103,7 @@ impl<'d> Walk<'d> {
                 Group::AddressForm,
                 at,
                 format!(
-                    "{} is not `t` and base 36 (the adapter takes it as an opaque address)",
+                    "{} is not `t` and base 36, nor a machine's NAME/t… (the adapter takes it as an opaque address)",
                     shown(value)
                 ),
             ));
@@ -177,13 +177,27 @@ impl<'d> Walk<'d> {
 }
 
 /// The form the model documents: `t` and base 36.
+/// `t` and base 36, or a machine's `NAME/t…` (contract §8: a name of
+/// `a-z 0-9 - _ .`, 1 to 32 characters).
 fn is_modelled_address(address: &str) -> bool {
-    address.strip_prefix('t').is_some_and(|rest| {
-        !rest.is_empty()
-            && rest
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-    })
+    let local = |address: &str| {
+        address.strip_prefix('t').is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        })
+    };
+    match address.split_once('/') {
+        None => local(address),
+        Some((machine, rest)) => {
+            (1..=32).contains(&machine.len())
+                && machine
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+                && local(rest)
+        }
+    }
 }
 
 /// A value as a message shows it: escaped and short.
@@ -210,11 +224,20 @@ mod tests {
             "exit_code": null, "status": "idle", "status_seq": 2, "title": "x", "cwd": "/",
             "program": "claude", "submit_key": "enter", "rows": 40, "cols": 120});
         assert_eq!(found(record), []);
+        // A machine's terminal (contract §8) is a modelled form too.
+        let remote = json!({"address": "build-2/t1b", "created_ms": 1, "status": "idle",
+            "status_seq": 1, "machine": "build-2"});
+        assert!(
+            !found(remote)
+                .iter()
+                .any(|(group, ..)| *group == Group::AddressForm),
+            "build-2/t1b"
+        );
     }
 
     #[test]
     fn each_kind_of_difference_is_named_with_its_field_and_breaks_as_the_decoder_says() {
-        let record = json!({"address": "machine/t7", "created_ms": "1", "finished_ms": null,
+        let record = json!({"address": "pane-7", "created_ms": "1", "finished_ms": null,
             "exit_code": null, "status": "paused", "status_seq": 2, "cwd": 5,
             "program": "claude", "rows": 40, "cols": 120, "argv": ["claude"]});
         let found = found(record);
