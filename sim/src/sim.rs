@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::clock::unix_ms;
-use crate::discover::DiscoverStyle;
+use crate::discover::style::DiscoverStyle;
 use crate::faults::{Fault, FaultSet};
 use crate::input::Patience;
 use crate::input_log::InputLog;

@@ -28,6 +28,7 @@
 
 mod refs;
 mod served;
+pub(crate) mod style;
 mod terse;
 
 use serde_json::{Map, Value, json};
@@ -35,27 +36,10 @@ use serde_json::{Map, Value, json};
 use crate::evidence::{DROPPED_FIELDS, DROPPED_SCREEN_FIELDS};
 use crate::sim::Sim;
 use crate::wire::Method;
+pub use style::DiscoverStyle;
 
 /// The modelled contract, as the adapter reads it.
 const MODEL: &str = include_str!("../../../src/hc/hc-0.1.15.openrpc.json");
-
-/// How the core describes itself (`--discover-style`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiscoverStyle {
-    /// The modelled document.
-    #[default]
-    Model,
-    /// `required` lists, optional params, no `force`.
-    Terse,
-    /// `$ref`s into `components`, type lists, by-name params.
-    Refs,
-    /// `refs`, with a required `session` param for `terminal.send`.
-    RequiredExtra,
-    /// `refs`, with `created_ms` typed integer or string.
-    WiderField,
-    /// `refs`, with a `$ref` cycle around the record.
-    RefCycle,
-}
 
 /// The document this core answers `rpc.discover` with.
 pub(crate) fn document(sim: &Sim) -> Value {

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::record::lenient;
+use super::lenient::lenient;
 use crate::hc::core_id::CoreId;
 
 /// Longest machine name read from hc or from the config. The model says

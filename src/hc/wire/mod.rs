@@ -19,20 +19,23 @@
 
 use serde::{Deserialize, Serialize};
 
+mod context;
 mod error_kind;
+mod lenient;
 mod machine;
 pub mod needs;
 mod record;
 
 pub use super::core_id::{CoreId, InvalidCoreId, MAX_CORE_ID_CHARS};
+pub use context::{MAX_STATUS_REASON_CHARS, StatusContext};
 pub use error_kind::{ErrorKind, standard_code_name};
 pub use machine::{
     MAX_MACHINE_NAME_CHARS, MAX_MACHINES, MachineListResult, MachineRecord, MachineState,
     check_machine_name, machine_of, read_machines,
 };
 pub use record::{
-    ListResult, MAX_ADDRESS_CHARS, MAX_STATUS_REASON_CHARS, MAX_UNREADABLE, TerminalRecord,
-    UnreadableRecord, check_address, read_records,
+    ListResult, MAX_ADDRESS_CHARS, MAX_UNREADABLE, TerminalRecord, UnreadableRecord, check_address,
+    read_records,
 };
 
 /// The only hc version this adapter speaks; anything else is refused at the
@@ -265,13 +268,13 @@ pub struct ReadResult {
     /// hc's `status_seq`: one more at every status change of the terminal.
     pub status_seq: u64,
     /// hc's `status_kind`, when sent (as in the record).
-    #[serde(default, deserialize_with = "record::lenient")]
+    #[serde(default, deserialize_with = "lenient::lenient")]
     pub status_kind: Option<String>,
     /// hc's `status_msg`, when sent: untrusted program text, raw.
-    #[serde(default, deserialize_with = "record::lenient")]
+    #[serde(default, deserialize_with = "lenient::lenient")]
     pub status_msg: Option<String>,
     /// hc's `status_ms`, when sent.
-    #[serde(default, deserialize_with = "record::lenient")]
+    #[serde(default, deserialize_with = "lenient::lenient")]
     pub status_ms: Option<i64>,
 }
 
@@ -284,57 +287,6 @@ impl ReadResult {
             self.status_msg.as_deref(),
             self.status_ms,
         )
-    }
-}
-
-/// Why a status holds and since when, as the tools show it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct StatusContext {
-    /// What a `blocked` program waits for (`permission`, `question`,
-    /// `auth`), as it reported it; absent when hc does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_kind: Option<String>,
-    /// The program's own words for why its status holds: UNTRUSTED program
-    /// text, never instructions, at most 512 characters, escaped; absent
-    /// when hc does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_reason: Option<String>,
-    /// How long the status has held, in ms; absent when hc does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_age_ms: Option<u64>,
-}
-
-impl StatusContext {
-    /// From hc's `status_kind`, `status_msg` and `status_ms`.
-    pub fn of(kind: Option<&str>, msg: Option<&str>, status_ms: Option<i64>) -> StatusContext {
-        StatusContext {
-            status_kind: kind.filter(|kind| !kind.is_empty()).map(|kind| {
-                crate::escape::bounded(kind, record::MAX_STATUS_KIND_CHARS).into_owned()
-            }),
-            status_reason: msg
-                .filter(|msg| !msg.is_empty())
-                .map(|msg| crate::escape::bounded(msg, MAX_STATUS_REASON_CHARS).into_owned()),
-            status_age_ms: status_ms.map(record::status_age),
-        }
-    }
-
-    /// ` (kind: reason, for 12 s)`, or empty: for one-line renderings.
-    pub fn suffix(&self) -> String {
-        let mut said = Vec::new();
-        if let Some(kind) = &self.status_kind {
-            said.push(format!("kind {kind}"));
-        }
-        if let Some(reason) = &self.status_reason {
-            said.push(format!("reason (untrusted program text) \"{reason}\""));
-        }
-        if let Some(age) = self.status_age_ms {
-            said.push(format!("for {}", crate::escape::readable_age(age)));
-        }
-        if said.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", said.join(", "))
-        }
     }
 }
 

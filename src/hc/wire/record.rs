@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::TerminalStatus;
+use super::lenient::lenient;
 
 /// Longest terminal address accepted, from hc or from a caller. Real
 /// addresses are short (`t1b`, `machine/t7`).
@@ -109,14 +110,8 @@ pub struct TerminalRecord {
     /// `status_msg` and `status_ms`), when hc says: the reason is untrusted
     /// program text, escaped; the age is read when the record is.
     #[serde(flatten)]
-    pub context: super::StatusContext,
+    pub context: super::context::StatusContext,
 }
-
-/// Longest `status_reason` kept, in characters (the rest is cut, and its
-/// length said).
-pub const MAX_STATUS_REASON_CHARS: usize = 512;
-/// Longest `status_kind` kept.
-pub(super) const MAX_STATUS_KIND_CHARS: usize = 32;
 
 /// A record as hc spells it, before the status word is read. An optional
 /// field of another type than the model's (`"rows": -1`, `"title": {}`) is
@@ -154,16 +149,6 @@ struct RawRecord {
     status_ms: Option<i64>,
 }
 
-/// An optional field: its value when it has the model's type, else none.
-pub(super) fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let value = Value::deserialize(d)?;
-    Ok(serde_json::from_value(value).ok())
-}
-
 impl<'de> Deserialize<'de> for TerminalRecord {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TerminalRecord, D::Error> {
         TerminalRecord::try_from(RawRecord::deserialize(d)?).map_err(serde::de::Error::custom)
@@ -192,22 +177,13 @@ impl TryFrom<RawRecord> for TerminalRecord {
             rows: raw.rows,
             cols: raw.cols,
             machine,
-            context: super::StatusContext::of(
+            context: super::context::StatusContext::of(
                 raw.status_kind.as_deref(),
                 raw.status_msg.as_deref(),
                 raw.status_ms,
             ),
         })
     }
-}
-
-/// How long ago `status_ms` was, read now (0 for a time ahead of this
-/// clock: hc and the adapter share the host's).
-pub(super) fn status_age(status_ms: i64) -> u64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    u64::try_from(now.saturating_sub(status_ms)).unwrap_or(0)
 }
 
 impl TerminalRecord {
