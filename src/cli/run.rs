@@ -131,7 +131,7 @@ pub async fn run(command: Command) -> Result<(), Error> {
             transport.into(),
             config.config.as_deref(),
         )?,
-        Command::Status { json } => setup::status(json),
+        Command::Status { json } => setup::status(json).await,
         Command::Completions { shell } => {
             super::manual::completion(shell, super::reference_command())
         }

@@ -217,39 +217,35 @@ fn refuse_unsafe_folder(path: &Path) -> Result<(), SetupError> {
     })
 }
 
-/// This user's running serves: pid, transport, the machines it shows,
-/// port, since when, which copy of this program (its version and path),
-/// and config.
-pub(crate) fn status(json: bool) -> String {
-    let rows: Vec<Value> = serves::all_serves()
-        .into_iter()
-        .map(|serve| {
-            let loaded = serve.config.as_deref().map(Config::load);
-            let transport = match &loaded {
-                Some(Ok(config)) => match config.transport() {
-                    Transport::Stdio => "stdio",
-                    Transport::Http(_) => "http",
-                },
-                _ => "?",
-            };
-            // Which of the core's machines it shows (doctor and
-            // inspect-core say which are connected).
-            let machines = match &loaded {
-                Some(Ok(config)) => config.machines().describe(),
-                _ => "?".to_owned(),
-            };
-            json!({
-                "pid": serve.pid,
-                "config": serve.config.as_ref().map(|c| printable(&c.display().to_string()).into_owned()),
-                "transport": transport,
-                "machines": machines,
-                "ports": serves::listening_ports(serve.pid),
-                "started_ms": serves::started_s(serve.pid).map(|s| s * 1000),
-                "version": serve.copy.version,
-                "exe": serve.copy.path.as_ref().map(|p| printable(&p.display().to_string()).into_owned()),
-            })
-        })
-        .collect();
+/// This user's running serves: pid, transport, the machines it shows
+/// (each with its state, as the core it speaks to lists them), port, since
+/// when, which copy of this program (its version and path), and config.
+pub(crate) async fn status(json: bool) -> String {
+    let mut rows: Vec<Value> = Vec::new();
+    for serve in serves::all_serves() {
+        let loaded = serve.config.as_deref().map(Config::load);
+        let transport = match &loaded {
+            Some(Ok(config)) => match config.transport() {
+                Transport::Stdio => "stdio",
+                Transport::Http(_) => "http",
+            },
+            _ => "?",
+        };
+        let machines = match &loaded {
+            Some(Ok(config)) => machines_of(config).await,
+            _ => "?".to_owned(),
+        };
+        rows.push(json!({
+            "pid": serve.pid,
+            "config": serve.config.as_ref().map(|c| printable(&c.display().to_string()).into_owned()),
+            "transport": transport,
+            "machines": machines,
+            "ports": serves::listening_ports(serve.pid),
+            "started_ms": serves::started_s(serve.pid).map(|s| s * 1000),
+            "version": serve.copy.version,
+            "exe": serve.copy.path.as_ref().map(|p| printable(&p.display().to_string()).into_owned()),
+        }));
+    }
     if json {
         let mut text = serde_json::to_string_pretty(&json!({"serves": rows}))
             .expect("a JSON document encodes");
@@ -295,6 +291,33 @@ pub(crate) fn status(json: bool) -> String {
         ]);
     }
     aligned(&cells)
+}
+
+/// The machines a serve of `config` shows: its scope, then each machine
+/// its core lists, with its state (`-` when none; `?` when hc could not be
+/// asked).
+async fn machines_of(config: &Config) -> String {
+    let client = config.hc_client();
+    let asked = super::machines::ask(&client).await;
+    client.close();
+    let listed = match &asked {
+        super::machines::Machines::None => "-".to_owned(),
+        super::machines::Machines::Failed(_) => "?".to_owned(),
+        super::machines::Machines::Listed(machines) if machines.is_empty() => "-".to_owned(),
+        super::machines::Machines::Listed(machines) => machines
+            .iter()
+            .map(|m| {
+                let hidden = if config.machines().shows(Some(&m.name)) {
+                    ""
+                } else {
+                    " hidden"
+                };
+                format!("{} {}{hidden}", printable(&m.name), m.state)
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    format!("{}: {listed}", config.machines().describe())
 }
 
 /// `rows` as a table: each column as wide as its widest cell, the last one

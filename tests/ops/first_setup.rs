@@ -436,3 +436,32 @@ async fn reload_and_doctor_name_the_keys_that_need_a_restart() {
     );
     drop(client);
 }
+
+/// `doctor`'s exit codes are the ones docs/operations.md gives: 0 with no
+/// FAIL line, 1 with one, 2 when the config itself is refused.
+#[tokio::test]
+async fn doctor_exits_as_the_docs_say() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md"),
+    )
+    .unwrap();
+    assert!(
+        docs.contains("`doctor` exits 0 when no line is a `FAIL`, 1 when one is, and 2 when the config itself is refused"),
+        "docs/operations.md no longer says doctor's exit codes"
+    );
+    let (sim, _hc, _) = approved_sim().await;
+    let healthy = sim.config(json!({}));
+    let (code, out, _) = run_adapter(&["doctor", "--config", healthy.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{out}");
+    let failing = sim.config(json!({"socketPath": sim.dir.path().join("nobody.sock")}));
+    let (code, out, _) = run_adapter(&["doctor", "--config", failing.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}");
+    let refused = sim.config(json!({}));
+    std::fs::set_permissions(
+        &refused,
+        std::os::unix::fs::PermissionsExt::from_mode(0o666),
+    )
+    .unwrap();
+    let (code, out, _) = run_adapter(&["doctor", "--config", refused.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{out}");
+}

@@ -111,3 +111,25 @@ fn doctor_fails_an_approval_whose_machine_runs_another_core_now() {
     assert!(line.contains(&stranger.core_id), "{line}");
     assert!(line.contains("allow"), "{line}");
 }
+
+/// `status` shows, for each running serve, the machines it shows and
+/// their state.
+#[tokio::test]
+async fn status_shows_each_serve_s_machines_and_their_state() {
+    let (here, _build) = federated();
+    let config = here.config(json!({"machines": ["build"]}));
+    let log = here.dir.path().join("serve.stderr");
+    let (client, pid) = crate::support::mcp::stdio_process((), &config, &log).await;
+    let (code, out, err) = run_adapter(&["status", "--json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let row = doc["serves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pid"] == pid)
+        .unwrap_or_else(|| panic!("no serve {pid} in {doc}"))
+        .clone();
+    assert_eq!(row["machines"], "build: build connected", "{row}");
+    drop(client);
+}
