@@ -9,6 +9,7 @@
 //! under the same name, and a forwarded call goes only to the core whose
 //! hello matches the one `machine.list` shows.
 
+mod forward;
 mod link;
 mod monitor;
 
@@ -17,12 +18,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::clock::unix_ms;
-use crate::wire::{Method, RpcError};
-use link::{Answer, Link, Lost, Peer};
+use crate::wire::RpcError;
+use link::Peer;
 
 /// The longest machine name (contract §8).
 const MAX_NAME_CHARS: usize = 32;
@@ -346,82 +347,6 @@ impl Machines {
             }
         }
         listed
-    }
-
-    /// Whether `address` names a terminal of a machine (`NAME/tN` with a
-    /// machine called NAME or any other name: unknown names are not found).
-    pub(crate) fn is_remote(address: &str) -> bool {
-        address.contains('/')
-    }
-
-    /// Forwards `terminal.get`, `terminal.read` or `terminal.send` on
-    /// `NAME/tN` to machine NAME's core and passes its answer on, with the
-    /// address as this core gives it.
-    pub(crate) async fn forward(
-        &self,
-        method: Method,
-        address: &str,
-        mut params: Map<String, Value>,
-    ) -> Result<Value, RpcError> {
-        let (name, remote_address) = address
-            .split_once('/')
-            .ok_or_else(|| RpcError::not_found(address))?;
-        let machine = self.get(name).ok_or_else(|| RpcError::not_found(address))?;
-        let mut cut = machine.cut.subscribe();
-        let expected = {
-            let shown = machine.shown();
-            match (&shown.peer, shown.state) {
-                (Some(peer), State::Connected) => peer.core_id.clone(),
-                (_, state) => return Err(RpcError::machine_unavailable(name, state.name())),
-            }
-        };
-        let unavailable = || RpcError::machine_unavailable(name, State::Connecting.name());
-        let opened = tokio::time::timeout(OPEN_WAIT, Link::open(&machine.socket, &self.version));
-        let mut link = match opened.await {
-            // Another core answers at that socket now: nothing goes to it
-            // until the machine's link has greeted it and the list says so.
-            Ok(Ok((link, peer))) if peer.core_id == expected => link,
-            Ok(Ok(_)) => return Err(unavailable()),
-            Ok(Err(_)) | Err(_) => {
-                return Err(RpcError::machine_unavailable(
-                    name,
-                    State::Disconnected.name(),
-                ));
-            }
-        };
-        if cut.has_changed().unwrap_or(true) {
-            return Err(unavailable());
-        }
-        params.insert("address".into(), json!(remote_address));
-        let answer = tokio::select! {
-            biased;
-            _ = cut.changed() => return Err(RpcError::machine_lost(address, name)),
-            answer = link.call(method.name(), Value::Object(params)) => answer,
-        };
-        match answer {
-            Ok(Answer::Result(mut result)) => {
-                if let Some(fields) = result.as_object_mut() {
-                    if let Some(Value::String(there)) = fields.get("address") {
-                        let here = format!("{name}/{there}");
-                        fields.insert("address".into(), json!(here));
-                    }
-                    fields.insert("machine".into(), json!(name));
-                }
-                Ok(result)
-            }
-            Ok(Answer::Error {
-                code,
-                message,
-                mut data,
-            }) => {
-                if let Some(Value::String(there)) = data.get("address") {
-                    let here = format!("{name}/{there}");
-                    data.insert("address".into(), json!(here));
-                }
-                Err(RpcError::from_machine(code, message, data))
-            }
-            Err(Lost(_)) => Err(RpcError::machine_lost(address, name)),
-        }
     }
 }
 

@@ -15,9 +15,7 @@ use serde_json::{Value, json};
 use super::edit::{self, Editing};
 use crate::config::{self, Config, ConfigError, RawLifetime, SendMode};
 use crate::escape::{self, printable, readable_ms};
-use crate::hc::wire::{
-    ErrorKind, MachineRecord, MachineState, TerminalRecord, TerminalStatus, check_address,
-};
+use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus, check_address};
 use crate::hc::{CoreError, CoreId};
 
 const CORE_ID_KEY: &str = "coreId";
@@ -118,7 +116,16 @@ pub(crate) async fn allow(
     }
     let (core_id, record) = probe(&probed_with.config, request.address).await?;
     let machine = match &record.machine {
-        Some(name) => Some(machine_core(&probed_with.config, name).await?),
+        Some(name) => Some(
+            super::machines::machine_core(&probed_with.config, name)
+                .await
+                .map_err(|e| match e {
+                    super::machines::Unavailable::Core(e) => ApproveError::Core(e),
+                    super::machines::Unavailable::Machine(why) => {
+                        ApproveError::MachineUnavailable(why)
+                    }
+                })?,
+        ),
         None => None,
     };
     let _locked = config::lock(&probed_with.resolved).await?;
@@ -162,7 +169,7 @@ pub(crate) async fn allow(
             .map(|id| id.as_str().to_owned()),
     };
     if let Some(machine) = &machine {
-        report.push_str(&machine_line(machine));
+        report.push_str(&super::machines::machine_line(machine));
     }
     if request.multiline {
         report.push_str(
@@ -237,47 +244,6 @@ async fn probe(config: &Config, address: &str) -> Result<(CoreId, TerminalRecord
         });
     }
     Ok((probed.core.core_id.clone(), probed.value))
-}
-
-/// The machine `name` as the core lists it now: connected, or the
-/// approval is refused (a terminal on a machine that is down cannot be
-/// checked).
-async fn machine_core(config: &Config, name: &str) -> Result<MachineRecord, ApproveError> {
-    let client = config.hc_client();
-    let listed = client.machines().await;
-    client.close();
-    let shown = printable(name);
-    let listing = listed.map_err(ApproveError::Core)?.value.ok_or_else(|| {
-        ApproveError::MachineUnavailable(format!(
-            "the core has no machine.list, so machine {shown} cannot be checked: nothing approved"
-        ))
-    })?;
-    match listing.find(name) {
-        Some(machine) if machine.state == MachineState::Connected => Ok(machine.clone()),
-        Some(machine) => Err(ApproveError::MachineUnavailable(format!(
-            "machine {shown} is {}: approve its terminals while it is connected",
-            machine.state
-        ))),
-        None => Err(ApproveError::MachineUnavailable(format!(
-            "the core does not list machine {shown} (or lists it twice): nothing approved"
-        ))),
-    }
-}
-
-/// What `allow` says of the machine core an approval is bound to.
-fn machine_line(machine: &MachineRecord) -> String {
-    let name = printable(&machine.name);
-    match &machine.core_id {
-        Some(core_id) => format!(
-            "machine {name}: its core is {core_id} (hc {}); sends go only while {name} is connected with this core (a restart of it, or another core added as {name}, needs a new allow)
-",
-            printable(machine.version.as_deref().unwrap_or("?"))
-        ),
-        None => format!(
-            "machine {name}: the core does not say which core {name} runs, so this approval holds by name and lifetime only: another core added as {name} with a terminal of the same address and created_ms would receive prompts
-"
-        ),
-    }
 }
 
 /// What the operator is shown of the terminal being approved.

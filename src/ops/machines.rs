@@ -7,9 +7,10 @@
 use serde_json::{Value, json};
 
 use crate::config::{Config, TerminalLifetime};
+use crate::escape;
 use crate::escape::printable;
-use crate::hc::HcClient;
 use crate::hc::wire::{MachineRecord, MachineState, machine_of};
+use crate::hc::{CoreError, HcClient};
 
 /// What the core said of its machines.
 #[derive(Debug, Clone)]
@@ -135,4 +136,57 @@ pub(crate) enum Block {
     Fails(String),
     /// Not now, and it cannot be checked now (the machine is down).
     Unknown(String),
+}
+
+/// Why `allow` cannot bind an approval to a machine's core.
+#[derive(Debug)]
+pub(crate) enum Unavailable {
+    /// The core could not be asked.
+    Core(CoreError),
+    /// The machine is not listed, or not connected (the reason).
+    Machine(String),
+}
+
+/// The machine `name` as the core lists it now: connected, or the
+/// approval is refused (a terminal on a machine that is down cannot be
+/// checked).
+pub(crate) async fn machine_core(
+    config: &Config,
+    name: &str,
+) -> Result<MachineRecord, Unavailable> {
+    let client = config.hc_client();
+    let listed = client.machines().await;
+    client.close();
+    let shown = escape::printable(name);
+    let listing = listed.map_err(Unavailable::Core)?.value.ok_or_else(|| {
+        Unavailable::Machine(format!(
+            "the core has no machine.list, so machine {shown} cannot be checked: nothing approved"
+        ))
+    })?;
+    match listing.find(name) {
+        Some(machine) if machine.state == MachineState::Connected => Ok(machine.clone()),
+        Some(machine) => Err(Unavailable::Machine(format!(
+            "machine {shown} is {}: approve its terminals while it is connected",
+            machine.state
+        ))),
+        None => Err(Unavailable::Machine(format!(
+            "the core does not list machine {shown} (or lists it twice): nothing approved"
+        ))),
+    }
+}
+
+/// What `allow` says of the machine core an approval is bound to.
+pub(crate) fn machine_line(machine: &MachineRecord) -> String {
+    let name = escape::printable(&machine.name);
+    match &machine.core_id {
+        Some(core_id) => format!(
+            "machine {name}: its core is {core_id} (hc {}); sends go only while {name} is connected with this core (a restart of it, or another core added as {name}, needs a new allow)
+",
+            escape::printable(machine.version.as_deref().unwrap_or("?"))
+        ),
+        None => format!(
+            "machine {name}: the core does not say which core {name} runs, so this approval holds by name and lifetime only: another core added as {name} with a terminal of the same address and created_ms would receive prompts
+"
+        ),
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::model::Document;
 use super::rules::Rule;
-use super::schema::{Reader, Shape, Types};
+use super::schema::{SchemaReader, Shape, Types};
 use super::{Difference, Group};
 use crate::hc::wire::Method;
 use crate::hc::wire::needs::{READS, ReadField, Reading, path_text};
@@ -44,7 +44,7 @@ pub(super) fn reply(model: &Document, method: Method, value: &Value) -> Vec<Diff
 /// One reply of `method`, walked with the model's schema.
 struct Walk<'d> {
     method: Method,
-    reader: Reader<'d>,
+    reader: SchemaReader<'d>,
 }
 
 impl<'d> Walk<'d> {

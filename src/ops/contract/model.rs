@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::schema::{Reader, Shape, Unreadable};
+use super::schema::{SchemaReader, Shape, Unreadable};
 
 /// The extension by which a document says a method (on the method) or
 /// every method (at the document's top) refuses params it does not
@@ -55,8 +55,8 @@ impl Document {
     }
 
     /// The reader of this document's schemas.
-    pub(super) fn reader(&self) -> Reader<'_> {
-        Reader::new(&self.root)
+    pub(super) fn reader(&self) -> SchemaReader<'_> {
+        SchemaReader::new(&self.root)
     }
 
     /// Each entry of `methods`, followed through `$ref`: the method and

@@ -18,7 +18,7 @@ pub(super) struct Observed {
 
 /// How a place fared in the replies seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Seen {
+pub(super) struct Presence {
     /// Replies of the method seen.
     pub replies: usize,
     /// Places the field could be in (the replies, or for a list's records,
@@ -76,7 +76,7 @@ impl Observed {
 
     /// Where `path` of `method`'s results was seen, and how often with one
     /// of `types`.
-    pub(super) fn seen(&self, method: Method, path: &[Step], types: Types) -> Seen {
+    pub(super) fn seen(&self, method: Method, path: &[Step], types: Types) -> Presence {
         let results: Vec<&Value> = self
             .results
             .iter()
@@ -85,7 +85,7 @@ impl Observed {
             .collect();
         let replies = results.len();
         let Some((last, parent)) = path.split_last() else {
-            return Seen {
+            return Presence {
                 replies,
                 places: replies,
                 carried: results.iter().filter(|v| types.holds(Types::of(v))).count(),
@@ -112,7 +112,7 @@ impl Observed {
                 (items.len(), items)
             }
         };
-        Seen {
+        Presence {
             replies,
             places,
             carried: found.iter().filter(|v| types.holds(Types::of(v))).count(),
@@ -148,7 +148,7 @@ mod tests {
         ];
         assert_eq!(
             observed.seen(Method::List, &path, Types::INTEGER),
-            Seen {
+            Presence {
                 replies: 2,
                 places: 4,
                 carried: 2

@@ -44,7 +44,7 @@ impl Serialize for Side {
 
 /// What a case means for the adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum Ruling {
     /// Nothing to report: the adapter works with it.
     Fine,
     /// Reported, and tolerated.
@@ -54,14 +54,14 @@ pub(crate) enum Verdict {
     Breaking,
 }
 
-impl Verdict {
+impl Ruling {
     /// The verdict as the docs' table words it.
     #[cfg(test)]
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Verdict::Fine => "fine",
-            Verdict::Note => "note",
-            Verdict::Breaking => "breaking",
+            Ruling::Fine => "fine",
+            Ruling::Note => "note",
+            Ruling::Breaking => "breaking",
         }
     }
 }
@@ -108,10 +108,10 @@ pub(crate) struct Row {
     pub side: Side,
     /// The case, as the docs' table words it.
     pub case: &'static str,
-    pub verdict: Verdict,
+    pub verdict: Ruling,
 }
 
-const fn row(id: &'static str, side: Side, verdict: Verdict, case: &'static str) -> Row {
+const fn row(id: &'static str, side: Side, verdict: Ruling, case: &'static str) -> Row {
     Row {
         id,
         side,
@@ -156,8 +156,8 @@ impl Rule {
 
     /// The rule's row.
     pub(crate) fn row(self) -> Row {
+        use Ruling::{Breaking, Fine, Note};
         use Side::{Connection, Document, Guard, Params, Results};
-        use Verdict::{Breaking, Fine, Note};
         match self {
             Rule::Unreachable => row(
                 "unreachable",
@@ -339,7 +339,7 @@ impl Rule {
 
     /// A line of this rule makes `--accept` refuse.
     pub(crate) fn breaks(self) -> bool {
-        self.row().verdict == Verdict::Breaking
+        self.row().verdict == Ruling::Breaking
     }
 
     pub(crate) fn id(self) -> &'static str {

@@ -7,7 +7,7 @@
 
 use super::model::Document;
 use super::rules::Rule;
-use super::schema::{Reader, Shape, Types};
+use super::schema::{SchemaReader, Shape, Types};
 use super::{Difference, Group};
 use crate::hc::wire::Method;
 use crate::hc::wire::needs::{READS, path_text};
@@ -95,8 +95,8 @@ fn note(group: Group, method: &str, field: &str, detail: String) -> Difference {
 /// One method's result, the model's and theirs, walked together.
 struct Walk<'a> {
     method: Method,
-    ours: Reader<'a>,
-    theirs: Reader<'a>,
+    ours: SchemaReader<'a>,
+    theirs: SchemaReader<'a>,
 }
 
 impl<'a> Walk<'a> {

@@ -23,7 +23,7 @@ use super::challenges::{Challenges, forbidden, retry_later};
 use crate::caller::Caller;
 use crate::config::HttpConfig;
 use crate::transport::http::auth::oauth::Reach;
-use crate::transport::http::auth::{Authenticator, Refused};
+use crate::transport::http::auth::{Authenticator, Unauthenticated};
 
 /// The protected-resource metadata paths (RFC 9728): the document in oauth
 /// mode, 404 without a challenge in token mode.
@@ -105,9 +105,11 @@ impl Gate {
         }
         let caller = match proved {
             Ok(caller) => caller,
-            Err(Refused::Invalid(why)) => return Err(self.challenges.unauthorized(Some(&why))),
-            Err(Refused::NoScope) => return Err(self.challenges.insufficient_read()),
-            Err(Refused::Transient(rejection)) => return Err(retry_later(rejection)),
+            Err(Unauthenticated::Invalid(why)) => {
+                return Err(self.challenges.unauthorized(Some(&why)));
+            }
+            Err(Unauthenticated::NoScope) => return Err(self.challenges.insufficient_read()),
+            Err(Unauthenticated::Transient(rejection)) => return Err(retry_later(rejection)),
         };
         if self.limiter.check().is_err() {
             return Err(Denial::TooManyRequests.into_response());

@@ -15,12 +15,14 @@ mod follow;
 mod machine;
 mod pipeline;
 mod preflight;
+mod render;
+mod unfinished;
 pub(crate) mod verdict;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, InputRequiredResult};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -35,16 +37,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 pub(crate) use crate::audit::Outcome;
-use crate::audit::{Audit, AuditWrite, RecordedAddress, SendRecord};
+use crate::audit::{AuditWrite, RecordedAddress, SendRecord};
 use crate::caller::Caller;
 use crate::config::SendMode;
 use crate::escape::printable;
 use crate::hc::wire::{SendGuard, TerminalStatus};
-use crate::lock::held;
 use crate::mcp::error::structured;
 use crate::mcp::state::{Confirmations, SendLocks};
 use confirm::{Asking, Confirmation};
 use pipeline::Attempt;
+use render::render;
+use unfinished::{Known, Unfinished, stopping_error};
 use verdict::{Accepted, ReasonCode, Verdict};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -278,111 +281,6 @@ pub(crate) struct Follower<'a> {
     pub context: &'a RequestContext<RoleServer>,
 }
 
-/// The answer to a send still running when `serve` begins to stop.
-fn stopping_error(known: &Known) -> ErrorData {
-    let facts = known.facts();
-    let (outcome, what) = if facts.dispatching {
-        (
-            Outcome::Unknown,
-            "it was dispatched to hc, which had not answered (hc may hold a send while a user's draft sits in the terminal): its outcome is unknown, and the input may land",
-        )
-    } else {
-        (
-            Outcome::NotSent,
-            "it had not been dispatched, and never will be: nothing was sent",
-        )
-    };
-    ErrorData::new(
-        ErrorCode::INTERNAL_ERROR,
-        format!(
-            "herdr-core-mcp is stopping (SIGTERM or SIGINT), and this send_prompt had not ended: {what}. Once the server is back, read the terminal's screen (read_output) before deciding; do not resend blindly [server_stopping]"
-        ),
-        Some(serde_json::json!({
-            "outcome": outcome,
-            "reason_code": ReasonCode::ServerStopping,
-            "address": facts.address,
-            "core_id": facts.core_id,
-            "created_ms": facts.created_ms,
-        })),
-    )
-}
-
-/// What an attempt has learned so far, for the answer and the audit line
-/// of an attempt cut before it ends (by the process's end, or a panic).
-#[derive(Default)]
-pub(super) struct Known(Mutex<Facts>);
-
-/// The facts themselves.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Facts {
-    pub address: Option<String>,
-    pub core_id: Option<String>,
-    pub created_ms: Option<i64>,
-    pub preflight_status: Option<TerminalStatus>,
-    pub send_mode: Option<SendMode>,
-    /// `terminal.send` may have been written: from here on, only hc's
-    /// answer can say it was not.
-    pub dispatching: bool,
-}
-
-impl Known {
-    /// Records what `learn` adds.
-    pub(super) fn learn(&self, learn: impl FnOnce(&mut Facts)) {
-        learn(&mut held(&self.0));
-    }
-
-    fn facts(&self) -> Facts {
-        held(&self.0).clone()
-    }
-}
-
-/// An attempt under way: dropped without being finished (its task
-/// panicked, or the process ended under it), it writes the attempt's audit
-/// line with what it knew: `unknown` once dispatch may have begun, else
-/// `not_sent`.
-struct Unfinished<'a> {
-    audit: &'a Audit,
-    args: &'a SendPromptArgs,
-    caller: &'a Caller,
-    known: &'a Known,
-    /// Cleared once the attempt ended: it then records its own line.
-    armed: bool,
-}
-
-impl Unfinished<'_> {
-    /// The attempt ended and records its own line.
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for Unfinished<'_> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let facts = self.known.facts();
-        let outcome = if facts.dispatching {
-            Outcome::Unknown
-        } else {
-            Outcome::NotSent
-        };
-        let reason = if std::thread::panicking() {
-            ReasonCode::InternalError
-        } else {
-            ReasonCode::ServerStopping
-        };
-        let address = RecordedAddress::Named(&self.args.address);
-        self.audit.record(&SendRecord {
-            core_id: facts.core_id.as_deref(),
-            created_ms: facts.created_ms.or(self.args.created_ms),
-            send_mode: facts.send_mode,
-            preflight_status: facts.preflight_status,
-            ..SendRecord::of(address, Some(&self.args.text), self.caller, outcome, reason)
-        });
-    }
-}
-
 impl SendPromptOutput {
     /// The output of one attempt, built once from its verdict; `flag` is
     /// the ` --config PATH` of the operator's commands it names.
@@ -469,59 +367,13 @@ fn done_in_idle_only(address: &str, flag: &str) -> String {
     )
 }
 
-fn render(out: &SendPromptOutput) -> String {
-    let headline = match out.outcome {
-        Outcome::Sent if out.reason_code == ReasonCode::AcceptedOtherLifetime => {
-            "SENT, BUT TO ANOTHER TERMINAL LIFETIME"
-        }
-        Outcome::Sent => "SENT",
-        Outcome::NotSent => "NOT SENT",
-        Outcome::Unknown => "UNKNOWN (input may have landed)",
-    };
-    let mut text = format!(
-        "{headline}: {} [{}]\naddress={} created_ms={} mode={} preflight={} guard={}",
-        printable(&out.reason),
-        out.reason_code.as_str(),
-        printable(&out.address),
-        out.created_ms.map_or("-".to_owned(), |c| c.to_string()),
-        out.send_mode.map_or("-", SendMode::as_str),
-        out.preflight_status
-            .map_or("-".to_owned(), |s| s.to_string()),
-        out.atomic_status_guard.map_or("none", SendGuard::as_str),
-    );
-    if let (Some(status), Some(seq)) = (out.core_status, out.core_status_seq) {
-        text.push_str(&format!(" core_status={status} core_status_seq={seq}"));
-    }
-    if out.reason_code == ReasonCode::AcceptedOtherLifetime
-        && let Some(landed) = out.landed_created_ms
-    {
-        text.push_str(&format!(" landed_created_ms={landed}"));
-    }
-    if let Some(confirmed) = &out.confirmed {
-        text.push_str(&format!(
-            "\nconfirmed by a human through {} ({})",
-            confirmed.client.as_deref().unwrap_or("the client"),
-            match confirmed.via {
-                confirm::ConfirmVia::Elicitation => "elicitation",
-                confirm::ConfirmVia::InputRequired => "input-required retry",
-            }
-        ));
-    }
-    if let Some(turn) = &out.turn {
-        text.push_str(&follow::line(turn));
-    }
-    if out.audit == AuditWrite::NotWritten {
-        text.push_str("\naudit: not_written (auditLog could not be written; the line is kept and written first once it can be)");
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::audit::Audit;
 
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);

@@ -24,18 +24,18 @@ pub(crate) mod turn;
 
 use crate::mcp::tracking::changes::named_since;
 use crate::mcp::tracking::ticker::wall_ms;
-pub(crate) use output::{Screen, WaitForStatusOutput, WaitOutcome};
+use output::read_screen;
+pub(crate) use output::{WaitForStatusOutput, WaitOutcome};
 
 use super::wait::{self, Ended, Limits, Poll, Watch};
 use crate::app::App;
 use crate::escape::printable;
+use crate::hc::CoreId;
 use crate::hc::client::Polls;
 use crate::hc::wire::{ErrorKind, TerminalRecord, TerminalStatus};
-use crate::hc::{CoreId, HcClient};
 use crate::mcp::error::{ToolError, structured};
 use crate::mcp::seal::SealKey;
-use crate::mcp::text::tail_chars;
-use crate::mcp::text::{DEFAULT_READ_CHARS, UNTRUSTED_NOTICE, read_limit};
+use crate::mcp::text::{DEFAULT_READ_CHARS, read_limit};
 use crate::mcp::tracking::ticker::Ticker;
 
 /// Most targets one wait may watch.
@@ -383,20 +383,4 @@ pub(crate) async fn run(
     }
     let text = output::render(&output);
     Ok(structured(&output, text, false))
-}
-
-async fn read_screen(
-    client: &HcClient,
-    address: &str,
-    max_chars: usize,
-) -> Result<Screen, ToolError> {
-    let screen = client.read(address).await?.value;
-    let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars);
-    Ok(Screen {
-        text: text.to_owned(),
-        total_chars,
-        truncated,
-        complete: screen.complete,
-        notice: UNTRUSTED_NOTICE.to_owned(),
-    })
 }

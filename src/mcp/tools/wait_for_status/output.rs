@@ -8,8 +8,10 @@ use serde::Serialize;
 
 use super::StatusWatch;
 use crate::escape::printable;
+use crate::hc::HcClient;
 use crate::hc::wire::{StatusContext, TerminalRecord, TerminalStatus};
-use crate::mcp::text::shown_screen;
+use crate::mcp::error::ToolError;
+use crate::mcp::text::{UNTRUSTED_NOTICE, shown_screen, tail_chars};
 use crate::mcp::tools::wait;
 use crate::mcp::tracking::changes::{Change, ChangeKind};
 use crate::mcp::tracking::machines::{MachineChange, MachineChangeKind};
@@ -284,4 +286,21 @@ fn change_word(kind: ChangeKind) -> &'static str {
         ChangeKind::Unreachable => "unreachable (its machine is not connected)",
         ChangeKind::Reachable => "reachable again",
     }
+}
+
+/// The end of `address`'s current screen, at most `max_chars`.
+pub(super) async fn read_screen(
+    client: &HcClient,
+    address: &str,
+    max_chars: usize,
+) -> Result<Screen, ToolError> {
+    let screen = client.read(address).await?.value;
+    let (text, total_chars, truncated) = tail_chars(&screen.text, max_chars);
+    Ok(Screen {
+        text: text.to_owned(),
+        total_chars,
+        truncated,
+        complete: screen.complete,
+        notice: UNTRUSTED_NOTICE.to_owned(),
+    })
 }

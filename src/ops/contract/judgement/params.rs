@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::super::model::{Document, Param};
 use super::super::rules::Rule;
-use super::super::schema::{Reader, Unreadable};
+use super::super::schema::{SchemaReader, Unreadable};
 use super::super::{Difference, Group};
 use crate::hc::wire::{Method, SendParams};
 
@@ -124,7 +124,7 @@ pub(super) fn judge(
 /// The first of `values` the param's schema cannot take, if any (a param
 /// without a schema takes anything).
 fn takes_all<'v>(
-    reader: Reader<'_>,
+    reader: SchemaReader<'_>,
     param: &Param<'_>,
     values: &[&'v Value],
 ) -> Result<Option<&'v Value>, Unreadable> {

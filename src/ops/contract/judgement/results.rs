@@ -5,7 +5,7 @@
 
 use super::super::observed::Observed;
 use super::super::rules::Rule;
-use super::super::schema::{Reader, Shape, Types, Unreadable};
+use super::super::schema::{SchemaReader, Shape, Types, Unreadable};
 use super::super::{Difference, Group};
 use crate::hc::wire::Method;
 use crate::hc::wire::needs::{self, READS, Reading, Step};
@@ -13,7 +13,7 @@ use crate::hc::wire::needs::{self, READS, Reading, Step};
 /// The results side of `method`: `declared` says whether the document
 /// has the method, and its result schema.
 pub(super) fn judge(
-    reader: Reader<'_>,
+    reader: SchemaReader<'_>,
     method: Method,
     declared: Result<(bool, Option<Shape<'_>>), Unreadable>,
     observed: &Observed,
@@ -59,7 +59,7 @@ pub(super) fn judge(
 /// it has the method; `shape`: its result schema), and the types it says
 /// the place takes.
 fn promise(
-    reader: Reader<'_>,
+    reader: SchemaReader<'_>,
     has: bool,
     shape: Option<Shape<'_>>,
     path: &[Step],

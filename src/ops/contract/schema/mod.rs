@@ -181,13 +181,13 @@ struct Walk<'b> {
 
 /// Reads the schemas of one document.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Reader<'d> {
+pub(super) struct SchemaReader<'d> {
     root: &'d Value,
 }
 
-impl<'d> Reader<'d> {
-    pub(super) fn new(root: &'d Value) -> Reader<'d> {
-        Reader { root }
+impl<'d> SchemaReader<'d> {
+    pub(super) fn new(root: &'d Value) -> SchemaReader<'d> {
+        SchemaReader { root }
     }
 
     /// What a local `$ref` points at.
@@ -344,7 +344,7 @@ mod tests {
     use super::*;
 
     fn types_of(document: &Value, schema: &Value) -> Result<Types, Unreadable> {
-        Ok(Reader::new(document).shape(schema, "#")?.types())
+        Ok(SchemaReader::new(document).shape(schema, "#")?.types())
     }
 
     #[test]
@@ -456,7 +456,7 @@ mod tests {
             "Lifetime": {"type": "object", "required": ["address", "created_ms"],
                 "properties": {"address": {"type": "string"}}},
         }}});
-        let reader = Reader::new(&doc);
+        let reader = SchemaReader::new(&doc);
         let field = |schema: Value, name: &str| {
             let shape = reader.shape(Box::leak(Box::new(schema)), "#").unwrap();
             let field = reader.field(&shape, name).unwrap();
@@ -489,7 +489,7 @@ mod tests {
         let doc = json!({"components": {"schemas": {"Client": {"type": "object",
             "required": ["name", "version"], "additionalProperties": false,
             "properties": {"name": {"type": "string"}, "version": {"type": "string"}}}}}});
-        let reader = Reader::new(&doc);
+        let reader = SchemaReader::new(&doc);
         let takes = |schema: Value, value: Value| {
             let shape = reader.shape(Box::leak(Box::new(schema)), "#").unwrap();
             reader.takes(&shape, &value).unwrap()

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::types::Types;
-use super::{Atom, Reader, Shape, Unreadable, all_types, pointer_token};
+use super::{Atom, SchemaReader, Shape, Unreadable, all_types, pointer_token};
 
 /// What an object schema says of one of its fields.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub(crate) struct Field<'d> {
     pub shape: Shape<'d>,
 }
 
-impl<'d> Reader<'d> {
+impl<'d> SchemaReader<'d> {
     /// What `shape`, read as an object, says of its field `name`.
     pub(crate) fn field(&self, shape: &Shape<'d>, name: &str) -> Result<Field<'d>, Unreadable> {
         let mut objects = 0;

@@ -38,7 +38,7 @@ pub enum Authenticator {
 
 /// Why a bearer token proved no caller.
 #[derive(Debug)]
-pub(crate) enum Refused {
+pub(crate) enum Unauthenticated {
     /// The token is not valid; why, for the challenge's body.
     Invalid(String),
     /// A valid OAuth token with neither the read nor the send scope.
@@ -57,7 +57,7 @@ impl Authenticator {
         token: &[u8],
         peer: Option<IpAddr>,
         reach: Reach,
-    ) -> Result<Caller, Refused> {
+    ) -> Result<Caller, Unauthenticated> {
         match self {
             Authenticator::Tokens { full, read } => {
                 if full.matches(token) {
@@ -65,20 +65,24 @@ impl Authenticator {
                 } else if read.as_ref().is_some_and(|r| r.matches(token)) {
                     Ok(Caller::read_token())
                 } else {
-                    Err(Refused::Invalid("the bearer token is not valid".to_owned()))
+                    Err(Unauthenticated::Invalid(
+                        "the bearer token is not valid".to_owned(),
+                    ))
                 }
             }
             Authenticator::OAuth(server) => {
                 let Ok(token) = std::str::from_utf8(token) else {
-                    return Err(Refused::Invalid("the access token is not ASCII".to_owned()));
+                    return Err(Unauthenticated::Invalid(
+                        "the access token is not ASCII".to_owned(),
+                    ));
                 };
                 match server.authenticate(token, peer, reach).await {
                     Ok(TokenVerdict::Caller(caller)) => Ok(caller),
-                    Ok(TokenVerdict::NoScope) => Err(Refused::NoScope),
+                    Ok(TokenVerdict::NoScope) => Err(Unauthenticated::NoScope),
                     Err(rejection) if rejection.is_transient() => {
-                        Err(Refused::Transient(rejection))
+                        Err(Unauthenticated::Transient(rejection))
                     }
-                    Err(rejection) => Err(Refused::Invalid(rejection.to_string())),
+                    Err(rejection) => Err(Unauthenticated::Invalid(rejection.to_string())),
                 }
             }
         }

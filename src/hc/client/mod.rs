@@ -9,25 +9,30 @@
 //! ([`SendError::Dispatched`]), and a request hc took but did not start
 //! ([`SendError::NotStarted`]); the tools turn that into NOT SENT / UNKNOWN.
 
+mod machines;
+mod polls;
+mod send;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+pub(crate) use machines::MachineListing;
+pub(crate) use polls::Polls;
+
 use super::acceptance::Acceptance;
-use super::core_id::CoreId;
 use super::deadline::Pacer;
 use super::error::CoreError;
-use super::machine_share::{MachinePlace, MachineShares};
+use super::machine_share::MachineShares;
 use super::pool::{Permit, Pool, ReuseCheck};
 use super::share::Class;
 use super::wire::{
-    self, GetParams, Hello, ListParams, ListResult, MachineRecord, Method, ReadParams, ReadResult,
-    SendGuard, SendParams, SendResult, TerminalRecord, UnreadableRecord,
+    self, GetParams, Hello, ListParams, ListResult, Method, ReadParams, ReadResult, SendGuard,
+    SendResult, TerminalRecord, UnreadableRecord,
 };
 
 /// `terminal.read` is always asked for the current screen only: `lines > 0`
@@ -53,23 +58,6 @@ pub struct Listing {
     pub unreadable: Vec<UnreadableRecord>,
     /// How many could not be read in all.
     pub unreadable_count: usize,
-}
-
-/// What `machine.list` held: the machines read, sorted by name, and how
-/// many entries could not be read (or named a machine twice).
-#[derive(Debug, Clone, Default)]
-pub struct MachineListing {
-    /// The machines read.
-    pub machines: Vec<MachineRecord>,
-    /// Entries set aside.
-    pub unreadable: usize,
-}
-
-impl MachineListing {
-    /// The machine called `name`, if listed.
-    pub fn find(&self, name: &str) -> Option<&MachineRecord> {
-        self.machines.iter().find(|machine| machine.name == name)
-    }
 }
 
 /// How a `terminal.send` failed, split at the moment of dispatch.
@@ -179,12 +167,6 @@ impl HcClient {
         self.read_as(Class::Read, address).await
     }
 
-    /// The machines this core added (`machine.list`); `None` from a core
-    /// that has no such method (it has no machines).
-    pub async fn machines(&self) -> Result<Answer<Option<MachineListing>>, CoreError> {
-        self.machines_as(Class::Read).await
-    }
-
     /// The same calls, made by the polls of a wait: within the waits'
     /// share of the pool.
     pub fn polls(&self) -> Polls<'_> {
@@ -226,31 +208,6 @@ impl HcClient {
         })
     }
 
-    async fn machines_as(&self, class: Class) -> Result<Answer<Option<MachineListing>>, CoreError> {
-        let asked = self
-            .call(class, Method::MachineList, &serde_json::json!({}), |_| {
-                Ok(())
-            })
-            .await;
-        match asked {
-            Ok(answer) => {
-                let (machines, unreadable) = wire::read_machines(answer.value);
-                Ok(Answer {
-                    core: answer.core,
-                    value: Some(MachineListing {
-                        machines,
-                        unreadable,
-                    }),
-                })
-            }
-            Err(CoreError::Rpc { code, .. }) if code == wire::METHOD_NOT_FOUND => {
-                let core = self.hello_as(class).await?;
-                Ok(Answer { core, value: None })
-            }
-            Err(e) => Err(e),
-        }
-    }
-
     async fn get_as(
         &self,
         class: Class,
@@ -276,95 +233,6 @@ impl HcClient {
             self.expect_address(Method::Read, address, &r.address)
         })
         .await
-    }
-
-    /// A place in the share of `address`'s machine, waited for until
-    /// `deadline`; none needed for this core's own terminals.
-    async fn machine_place(
-        &self,
-        address: &str,
-        method: Method,
-        deadline: Instant,
-    ) -> Result<Option<MachinePlace>, CoreError> {
-        let Some(machine) = wire::machine_of(address) else {
-            return Ok(None);
-        };
-        let started = Instant::now();
-        match self.machines.enter(machine, deadline).await {
-            Some(place) => Ok(Some(place)),
-            None => Err(CoreError::MachineQueued {
-                machine: crate::escape::bounded(machine, wire::MAX_MACHINE_NAME_CHARS).into_owned(),
-                method,
-                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            }),
-        }
-    }
-
-    /// Pastes `request.text` and submits it, only on a connection whose
-    /// core_id is `expected_core_id`. Never retried. A send first waits,
-    /// at most `timeoutMs`, for a place within the sends' share of the
-    /// pool (nothing is dispatched meanwhile); the send itself is then
-    /// bounded by `sendTimeoutMs`.
-    pub async fn send(
-        &self,
-        request: SendRequest<'_>,
-        expected_core_id: &CoreId,
-    ) -> Result<Answer<SendResult>, SendError> {
-        let dispatched = AtomicBool::new(false);
-        let method = Method::Send;
-        self.pacer.start();
-        let _place = self
-            .machine_place(request.address, method, Instant::now() + self.timeout)
-            .await
-            .map_err(SendError::NotDispatched)?;
-        let permit = self
-            .queue(Class::Send, method, Instant::now() + self.timeout)
-            .await
-            .map_err(SendError::NotDispatched)?;
-        let attempt = async {
-            let mut lease = self.pool.lease(permit, ReuseCheck::Kernel).await?;
-            let core = Arc::clone(lease.conn().hello());
-            if core.core_id != *expected_core_id {
-                // Nothing is wrong with the connection: park it again.
-                lease.release();
-                return Err(CoreError::CoreChanged {
-                    expected: expected_core_id.clone(),
-                    actual: core.core_id.clone(),
-                    flag: self.pool.acceptance().operator_flag.clone(),
-                });
-            }
-            // `force: false` is hc's default: a core whose accepted document
-            // does not declare `force` is not sent a param it does not name.
-            let sends_force = lease.conn().admitted().sends_force(&core.version);
-            let params = SendParams {
-                address: request.address,
-                text: request.text,
-                submit: true,
-                guard: request.guard,
-                force: sends_force.then_some(false),
-            };
-            dispatched.store(true, Ordering::SeqCst);
-            let id = lease.conn().write_request(method, &params).await?;
-            let value: SendResult = lease.conn().read_reply(method, id).await?;
-            if !value.accepted {
-                return Err(self.shape(method, "accepted is not true"));
-            }
-            self.expect_address(method, request.address, &value.address)?;
-            lease.release();
-            Ok(Answer { core, value })
-        };
-        let deadline = Instant::now() + self.send_timeout;
-        match self
-            .bounded(method, self.send_timeout, deadline, attempt)
-            .await
-        {
-            Ok(answer) if answer.value.started == Some(false) => {
-                Err(SendError::NotStarted(Box::new(answer)))
-            }
-            Ok(answer) => Ok(answer),
-            Err(e) if dispatched.load(Ordering::SeqCst) => Err(SendError::Dispatched(e)),
-            Err(e) => Err(SendError::NotDispatched(e)),
-        }
     }
 
     /// Closes the adapter's own idle connections; terminals keep running.
@@ -463,38 +331,5 @@ impl HcClient {
             method,
             detail: detail.to_owned(),
         }
-    }
-}
-
-/// The calls of [`HcClient`] as the polls of a wait make them: within the
-/// waits' share of the pool, so that waits never take the connections
-/// reads and sends need.
-#[derive(Clone, Copy)]
-pub struct Polls<'a>(&'a HcClient);
-
-impl Polls<'_> {
-    /// [`HcClient::hello`], as a poll.
-    pub async fn hello(&self) -> Result<Arc<Hello>, CoreError> {
-        self.0.hello_as(Class::Wait).await
-    }
-
-    /// [`HcClient::list`], as a poll.
-    pub async fn list(&self, include_finished: bool) -> Result<Answer<Listing>, CoreError> {
-        self.0.list_as(Class::Wait, include_finished).await
-    }
-
-    /// [`HcClient::machines`], as a poll.
-    pub async fn machines(&self) -> Result<Answer<Option<MachineListing>>, CoreError> {
-        self.0.machines_as(Class::Wait).await
-    }
-
-    /// [`HcClient::get`], as a poll.
-    pub async fn get(&self, address: &str) -> Result<Answer<TerminalRecord>, CoreError> {
-        self.0.get_as(Class::Wait, address).await
-    }
-
-    /// [`HcClient::read`], as a poll.
-    pub async fn read(&self, address: &str) -> Result<Answer<ReadResult>, CoreError> {
-        self.0.read_as(Class::Wait, address).await
     }
 }
