@@ -12,6 +12,7 @@ mod http;
 mod lock;
 mod machines;
 mod numbers;
+mod parse_detail;
 mod raw;
 mod send_mode;
 mod validated;

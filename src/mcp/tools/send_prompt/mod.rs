@@ -15,6 +15,7 @@ mod follow;
 mod machine;
 mod pipeline;
 mod preflight;
+mod refusal;
 mod render;
 mod unfinished;
 pub(crate) mod verdict;

@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+mod screen;
+
+use screen::Screen;
+
 use crate::clock::{unix_ms, unix_us};
-use crate::osc::{Filtered, OscFilter, ProgramReport};
+use crate::osc::ProgramReport;
 use crate::pty::{ProgramEvents, PtyProgram, Reap};
 use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
 
-/// Scrollback kept per PTY terminal for `terminal.read` with `lines > 0`.
-const SCROLLBACK_LINES: usize = 1000;
 /// Exit code recorded for a SIGKILL death (`128 + 9`, as a shell reports it).
 const KILLED_EXIT_CODE: i32 = 137;
 /// Program name of the lightweight records `--idle-records` creates.
@@ -35,24 +37,6 @@ pub enum Backend {
 pub struct Exit {
     pub finished_ms: u64,
     pub exit_code: i32,
-}
-
-/// The screen of a PTY terminal.
-struct Screen {
-    filter: OscFilter,
-    parser: vt100::Parser<TitleWatcher>,
-}
-
-/// Keeps the last OSC 0/2 window title the program set.
-#[derive(Default)]
-struct TitleWatcher {
-    title: Option<String>,
-}
-
-impl vt100::Callbacks for TitleWatcher {
-    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
-        self.title = Some(String::from_utf8_lossy(title).into_owned());
-    }
 }
 
 /// Everything about a terminal that changes, behind one lock so a record or
@@ -116,12 +100,6 @@ impl Terminal {
         program: String,
         backend: Backend,
     ) -> Self {
-        let parser = vt100::Parser::new_with_callbacks(
-            TERMINAL_ROWS.try_into().expect("rows are nonzero"),
-            TERMINAL_COLS.try_into().expect("cols are nonzero"),
-            SCROLLBACK_LINES,
-            TitleWatcher::default(),
-        );
         let state = State {
             status: Status::Unknown,
             status_seq: 0,
@@ -133,10 +111,7 @@ impl Terminal {
             last_input: None,
             draft: 0,
             output_bytes: 0,
-            screen: Some(Screen {
-                filter: OscFilter::default(),
-                parser,
-            }),
+            screen: Some(Screen::new()),
         };
         Self::new(address, created_ms, cwd, backend, state)
     }
@@ -202,7 +177,7 @@ impl Terminal {
         let title = state
             .screen
             .as_ref()
-            .and_then(|screen| screen.parser.callbacks().title.clone())
+            .and_then(Screen::title)
             .unwrap_or_else(|| state.program.clone());
         Record {
             address: self.address.clone(),
@@ -236,9 +211,7 @@ impl Terminal {
         let (shown_us, answers) = {
             let mut state = self.state();
             let screen = state.screen.as_mut()?;
-            let (mut bytes, mut filtered) = (Vec::with_capacity(chunk.len()), Filtered::default());
-            screen.filter.feed(chunk, &mut bytes, &mut filtered);
-            screen.parser.process(&bytes);
+            let filtered = screen.feed(chunk);
             for report in filtered.reports {
                 state.apply_report(report);
             }
@@ -303,10 +276,7 @@ impl Terminal {
     /// True when the program enabled bracketed paste (mode 2004).
     pub fn bracketed_paste(&self) -> bool {
         let state = self.state();
-        state
-            .screen
-            .as_ref()
-            .is_some_and(|screen| screen.parser.screen().bracketed_paste())
+        state.screen.as_ref().is_some_and(Screen::bracketed_paste)
     }
 
     /// The screen as `terminal.read` returns it: each row's trailing blanks
@@ -328,14 +298,10 @@ impl Terminal {
                 status_ms,
             };
         };
-        let mut rows = scrollback_rows(screen.parser.screen_mut(), lines);
-        rows.extend(visible_rows(screen.parser.screen()));
-        while rows.last().is_some_and(String::is_empty) {
-            rows.pop();
-        }
+        let (text, complete) = screen.text(lines);
         ScreenText {
-            text: rows.join("\n"),
-            complete: !screen.filter.synchronized(),
+            text,
+            complete,
             status,
             status_seq,
             status_kind,
@@ -403,28 +369,4 @@ impl State {
             self.program = program;
         }
     }
-}
-
-fn visible_rows(screen: &vt100::Screen) -> impl Iterator<Item = String> + '_ {
-    screen
-        .rows(0, TERMINAL_COLS)
-        .map(|row| row.trim_end().to_string())
-}
-
-/// Up to `lines` of the newest scrollback, oldest first. Scrolling the view
-/// is how `vt100` exposes history; the view is put back before returning.
-fn scrollback_rows(screen: &mut vt100::Screen, lines: u64) -> Vec<String> {
-    let wanted = usize::try_from(lines).unwrap_or(usize::MAX);
-    let available = screen.scrollback_len().min(wanted);
-    let page = usize::from(TERMINAL_ROWS);
-    let mut rows = Vec::with_capacity(available);
-    let mut offset = available;
-    while offset > 0 {
-        screen.set_scrollback(offset);
-        let take = offset.min(page);
-        rows.extend(visible_rows(screen).take(take));
-        offset -= take;
-    }
-    screen.set_scrollback(0);
-    rows
 }

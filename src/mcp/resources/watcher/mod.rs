@@ -22,20 +22,19 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::{Peer, RequestContext, SubscriptionSink};
+use rmcp::service::{Peer, SubscriptionSink};
 use rmcp::{ErrorData, RoleServer};
+
+mod seats;
 
 use super::uri::address;
 use crate::app::App;
 use crate::caller::Caller;
 use crate::hc::wire::{TerminalRecord, TerminalStatus};
 use crate::mcp::tracking::ticker::{Tick, Ticker};
+pub(crate) use seats::Seat;
+use seats::Seats;
 
-/// Subscribers at once (sessions and listen requests together).
-const MAX_SUBSCRIBERS: usize = 64;
-/// Of those, what one caller (a token, an OAuth subject) may hold: one
-/// caller opening listen after listen fills its own share, not everyone's.
-const MAX_SUBSCRIBERS_PER_CALLER: usize = 16;
 /// Terminals one subscriber may watch.
 const MAX_URIS: usize = 256;
 
@@ -53,47 +52,6 @@ struct Subscriber {
     sink: Sink,
     /// Its place among the subscribers, given back when it goes.
     _seat: Arc<Seat>,
-}
-
-/// How many places among the subscribers are taken, in all and by each
-/// caller's share ([`Caller::share`]).
-#[derive(Default)]
-struct Seats {
-    taken: usize,
-    by_share: HashMap<String, usize>,
-}
-
-/// One subscriber's place, taken before it is acknowledged; given back
-/// when dropped.
-pub(crate) struct Seat {
-    seats: Arc<Mutex<Seats>>,
-    share: String,
-}
-
-impl Seat {
-    /// The place a listen request took before it reached rmcp: carried in
-    /// the request's extensions (stdio), or in its HTTP request's.
-    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Seat>> {
-        context.extensions.get::<Arc<Seat>>().cloned().or_else(|| {
-            context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Arc<Seat>>().cloned())
-        })
-    }
-}
-
-impl Drop for Seat {
-    fn drop(&mut self) {
-        let mut seats = held(&self.seats);
-        seats.taken -= 1;
-        if let Some(n) = seats.by_share.get_mut(&self.share) {
-            *n -= 1;
-            if *n == 0 {
-                seats.by_share.remove(&self.share);
-            }
-        }
-    }
 }
 
 /// Who subscribes: a session (by its server's id) or one listen request.
@@ -173,31 +131,7 @@ impl Watcher {
     /// there is none: taken before a listen is acknowledged, so that a
     /// refusal comes first.
     pub(crate) fn seat(&self, caller: &Caller) -> Result<Seat, ErrorData> {
-        let share = caller.share();
-        let mut seats = held(&self.seats);
-        if seats.taken >= MAX_SUBSCRIBERS {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "{MAX_SUBSCRIBERS} subscribers of all callers are watching already; nothing was subscribed: try again once one has ended"
-                ),
-                None,
-            ));
-        }
-        let held = seats.by_share.get(&share).copied().unwrap_or(0);
-        if held >= MAX_SUBSCRIBERS_PER_CALLER {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "{share} holds {held} subscriptions already, its share of {MAX_SUBSCRIBERS_PER_CALLER}; nothing was subscribed: end one first"
-                ),
-                None,
-            ));
-        }
-        seats.taken += 1;
-        *seats.by_share.entry(share.clone()).or_default() += 1;
-        Ok(Seat {
-            seats: Arc::clone(&self.seats),
-            share,
-        })
+        Seat::take(&self.seats, caller)
     }
 
     /// `resources/subscribe` of `uri` by the session `session` of `caller`.
