@@ -42,6 +42,16 @@ struct MachineParams {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct MachineConnectParams {
+    name: String,
+    /// How long the machine shows `connected` before its terminals are
+    /// listed (as a core that says connected before it has listed them).
+    #[serde(default)]
+    listing_lag_ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct MachineAddParams {
     name: String,
     socket: std::path::PathBuf,
@@ -189,8 +199,9 @@ async fn answer(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
             sim.machines.disconnect(&params.name)
         }
         MACHINE_CONNECT => {
-            let params: MachineParams = decode(&call.params)?;
-            sim.machines.connect(&params.name).await
+            let params: MachineConnectParams = decode(&call.params)?;
+            let lag = std::time::Duration::from_millis(params.listing_lag_ms);
+            sim.machines.connect(&params.name, lag).await
         }
         other => Err(RpcError::method_not_found(other)),
     }

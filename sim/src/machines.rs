@@ -116,6 +116,9 @@ pub(crate) struct Machine {
     cut: watch::Sender<u64>,
     /// Connection attempts so far (for the start-up wait).
     attempts: watch::Sender<u64>,
+    /// How long the next connection shows `connected` before the
+    /// machine's terminals are listed (control `machine.connect`).
+    listing_lag: Mutex<Duration>,
 }
 
 impl Machine {
@@ -132,6 +135,7 @@ impl Machine {
             want: watch::Sender::new(Want::Connected),
             cut: watch::Sender::new(0),
             attempts: watch::Sender::new(0),
+            listing_lag: Mutex::new(Duration::ZERO),
         }
     }
 
@@ -149,6 +153,16 @@ impl Machine {
             shown.peer = Some(peer);
         }
         self.attempted();
+    }
+
+    /// The lag before the first listing of this connection, once.
+    fn take_listing_lag(&self) -> Duration {
+        std::mem::take(
+            &mut self
+                .listing_lag
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
     }
 
     fn attempted(&self) {
@@ -255,10 +269,15 @@ impl Machines {
     }
 
     /// Lets a disconnected machine connect again; returns once it is
-    /// connected, or after the first attempt failed.
-    pub(crate) async fn connect(&self, name: &str) -> Result<Value, RpcError> {
+    /// connected, or after the first attempt failed. For `lag` after it
+    /// connects, the machine shows `connected` with no terminals listed.
+    pub(crate) async fn connect(&self, name: &str, lag: Duration) -> Result<Value, RpcError> {
         let machine = self.known(name)?;
         if *machine.want.borrow() != Want::Connected {
+            *machine
+                .listing_lag
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = lag;
             {
                 let mut shown = machine.shown();
                 shown.state = State::Connecting;

@@ -59,7 +59,17 @@ pub(super) async fn run(machine: Arc<Machine>, version: String) {
 /// Refreshes the records until the link breaks or the machine is no longer
 /// wanted connected.
 async fn keep(machine: &Machine, mut link: Link, want: &mut watch::Receiver<Want>) {
+    let mut pause = machine.take_listing_lag();
     loop {
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            changed = want.changed() => {
+                if changed.is_err() || *want.borrow() != Want::Connected {
+                    return;
+                }
+            }
+        }
+        pause = REFRESH;
         let params = json!({ "include_finished": true });
         let refreshed = tokio::time::timeout(LIST_WAIT, link.call(Method::List.name(), params));
         match refreshed.await {
@@ -71,14 +81,6 @@ async fn keep(machine: &Machine, mut link: Link, want: &mut watch::Receiver<Want
                 machine.refreshed(records);
             }
             _ => return,
-        }
-        tokio::select! {
-            () = tokio::time::sleep(REFRESH) => {}
-            changed = want.changed() => {
-                if changed.is_err() || *want.borrow() != Want::Connected {
-                    return;
-                }
-            }
         }
     }
 }

@@ -144,9 +144,16 @@ pub(crate) enum Missing {
     Gone,
     /// Its machine is not connected: it may still run.
     Unreachable,
-    /// Its machine connected after the list was asked: the next look says.
+    /// Its machine connected after the list was asked, or so shortly
+    /// before that its terminals may not be listed yet: a later look says.
     NotYet,
 }
+
+/// How long after a machine connects its terminals may still be missing
+/// from `terminal.list`: a core can say a machine is connected before it
+/// has listed the machine's terminals, and a terminal missing then is not
+/// gone. A terminal that did end shows as gone once this has passed.
+const SETTLING_MS: i64 = 2_000;
 
 /// How to read the absence, from a look of `machines` (`None`: the core
 /// has no `machine.list`) whose terminal list was asked at `listed_ms`.
@@ -163,8 +170,9 @@ pub(crate) fn missing(
         None => Missing::Gone,
         Some(m) if m.state != MachineState::Connected => Missing::Unreachable,
         Some(m)
-            if m.since_ms
-                .is_some_and(|since| since > i64::try_from(listed_ms).unwrap_or(i64::MAX)) =>
+            if m.since_ms.is_some_and(|since| {
+                since.saturating_add(SETTLING_MS) > i64::try_from(listed_ms).unwrap_or(i64::MAX)
+            }) =>
         {
             Missing::NotYet
         }
@@ -296,7 +304,19 @@ mod tests {
         ];
         let at = |address: &str| missing(Some(address), Some(&machines), 100);
         assert_eq!(at("down/t1"), Missing::Unreachable);
-        assert_eq!(at("up/t1"), Missing::Gone);
+        assert_eq!(
+            at("up/t1"),
+            Missing::NotYet,
+            "connected just before the list was asked: maybe not listed yet"
+        );
+        assert_eq!(
+            missing(Some("up/t1"), Some(&machines), 2_009),
+            Missing::NotYet
+        );
+        assert_eq!(
+            missing(Some("up/t1"), Some(&machines), 2_010),
+            Missing::Gone
+        );
         assert_eq!(
             at("back/t1"),
             Missing::NotYet,
