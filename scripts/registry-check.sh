@@ -317,10 +317,13 @@ for launch in "npx -y $NAME" "uvx $NAME" "$BIN"; do
   # shellcheck disable=SC2086 # the launcher's words
   ran="$(user "$PY" "$CHECK/run_launcher.py" --runs 5 -- $launch serve --config "$config" 2>"$work/run.err")" ||
     { cat "$work/run.err" >&2; die "serve through $launch"; }
-  python3 - "$ran" <<'PY' || die "serve through $launch: $ran"
+  python3 - "$ran" "$ROOT/packaging/mcpb/manifest.json" <<'PY' || die "serve through $launch: $ran"
 import json, sys
 ran = json.loads(sys.argv[1])
-assert ran["tools"] == sorted(["list_sessions", "read_output", "send_prompt", "wait_for_status", "wait_for_output"]), ran
+# The tools the bundle's manifest declares (a test keeps it equal to the
+# server's list).
+tools = sorted(t["name"] for t in json.load(open(sys.argv[2]))["tools"])
+assert ran["tools"] == tools, (ran, tools)
 assert ran["sessions"] == ["t1", "t2", "t3"], ran
 assert ran["sent"] == "sent" and ran["reply"].startswith("reply: hello through"), ran
 assert ran["refused"] == "not_approved", ran
