@@ -295,6 +295,27 @@ async fn two_hundred_fifty_six_terminals_stay_under_the_bound_and_are_watched() 
     assert_eq!(out["changes"].as_array().unwrap().len(), 1);
 }
 
+/// A fleet past the old 256-terminal bound, as hc lists it: list_sessions
+/// hands out a since, and a wait from it reports the one removed.
+#[tokio::test]
+async fn eleven_hundred_terminals_have_a_since_and_a_removal_is_reported() {
+    let (world, token) = idle_world(1_100, json!({"limit": 1})).await;
+    assert!(token.len() <= 32 * 1024, "{} characters", token.len());
+    let listed = world.hc.list(true).await.unwrap().value.terminals;
+    assert_eq!(listed.len(), 1_100);
+    let gone = &listed[listed.len() / 2];
+    world
+        .sim
+        .control("remove", json!({"address": gone.address}));
+    let out = wait(
+        &world,
+        json!({"since": token, "scope": "all", "timeout_ms": 5000}),
+    )
+    .await;
+    assert_eq!(out["outcome"], "gone", "{out}");
+    assert_eq!(changed(&out), BTreeSet::from([gone.address.clone()]));
+}
+
 /// Eight waits at once: hc sees one `terminal.list` a tick of the shared
 /// look (the test pace's 25 ms), not one per wait, and no `terminal.get`.
 #[tokio::test]
