@@ -24,10 +24,22 @@ struct Fleet {
 }
 
 impl Fleet {
+    /// Three simulators in this test process: this core with machines
+    /// `build` and `gpu`.
     async fn new() -> Fleet {
-        let build = Sim::start(SimOptions::agents(1));
-        let gpu = Sim::start(SimOptions::agents(1));
-        let here = Sim::start(
+        Fleet::with(Sim::start).await
+    }
+
+    /// The same fleet as three hc-sim processes, `here` told its machines
+    /// on its command line (`--machine NAME=SOCKET`).
+    async fn processes() -> Fleet {
+        Fleet::with(Sim::process).await
+    }
+
+    async fn with(start: fn(SimOptions) -> Sim) -> Fleet {
+        let build = start(SimOptions::agents(1));
+        let gpu = start(SimOptions::agents(1));
+        let here = start(
             SimOptions::agents(1)
                 .machine("build", &build.socket)
                 .machine("gpu", &gpu.socket),
@@ -153,7 +165,10 @@ async fn machines_and_their_terminals_are_listed_with_their_own_cores() {
 
 #[tokio::test]
 async fn a_send_lands_once_on_the_right_machine_and_nowhere_else() {
-    let fleet = Fleet::new().await;
+    let fleet = Fleet::processes().await;
+    for sim in [&fleet.here, &fleet.build, &fleet.gpu] {
+        assert_ne!(sim.pid(), std::process::id(), "a simulator process");
+    }
     let entries = vec![
         fleet.entry("build/t1", Some(&fleet.build.core_id)).await,
         fleet.entry("t1", None).await,
