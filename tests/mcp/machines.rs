@@ -188,6 +188,24 @@ async fn a_send_lands_once_on_the_right_machine_and_nowhere_else() {
 }
 
 #[tokio::test]
+async fn a_send_to_another_machine_follows_its_turn() {
+    let fleet = Fleet::new().await;
+    let entries = vec![fleet.entry("build/t1", Some(&fleet.build.core_id)).await];
+    let client = fleet.adapter(entries, json!({})).await;
+    let out = tool(
+        &client,
+        "send_prompt",
+        json!({"address": "build/t1", "text": "build it", "follow_ms": 20000}),
+    )
+    .await;
+    assert_eq!(out["outcome"], "sent", "{out}");
+    assert_eq!(out["turn"]["state"], "ended", "{out}");
+    assert_eq!(out["turn"]["status"], "done", "{out}");
+    assert_eq!(fleet.build.writes_to("t1"), 1);
+    assert_eq!(fleet.here.writes_to("t1"), 0);
+}
+
+#[tokio::test]
 async fn a_disconnected_machine_gets_nothing_and_reads_name_it() {
     let fleet = Fleet::new().await;
     let build_t1 = fleet.entry("build/t1", Some(&fleet.build.core_id)).await;

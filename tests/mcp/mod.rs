@@ -7,6 +7,7 @@
 //! - `machines`: other machines' terminals, their approvals and their waits.
 //! - `json_rpc`: what stdout carries, and answers to malformed lines.
 //! - `status_waits`, `output_waits`, `wait_lifetimes`: the bounded waits.
+//! - `follow`: `send_prompt` with `follow_ms`: progress, cancel, confirmed.
 //! - `send_record`: the audit file of sends.
 //! - `send_audit`: one audit line for every `send_prompt` call, counted.
 //! - `pattern_costs`: what a hostile `wait_for_output` pattern costs.
@@ -17,6 +18,7 @@
 mod confirmed_sends;
 mod fleet_python;
 mod fleet_waits;
+mod follow;
 mod held_sends;
 mod json_rpc;
 mod list_and_read;
