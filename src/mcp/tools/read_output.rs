@@ -163,17 +163,19 @@ mod tests {
             (TerminalStatus::Idle, false),
             (TerminalStatus::Blocked, true),
         ] {
+            // Read once: the age is the clock's at that reading.
+            let context = if truncated {
+                StatusContext::of(Some("permission"), Some("Allow?\u{2028}"), Some(1))
+            } else {
+                StatusContext::default()
+            };
             let output = || ReadOutputOutput {
                 core_id: "core-a".into(),
                 address: "machine/t7".into(),
                 created_ms: 1_796_000_000_000,
                 status,
                 status_seq: 42,
-                context: if truncated {
-                    StatusContext::of(Some("permission"), Some("Allow?\u{2028}"), Some(1))
-                } else {
-                    StatusContext::default()
-                },
+                context: context.clone(),
                 text: "a screen\nwith \u{1b}[31m escapes ü".into(),
                 total_chars: 31,
                 truncated,
