@@ -14,7 +14,7 @@ use crate::sim::Sim;
 use crate::terminal::Terminal;
 use crate::wire::{
     FRAMING_PLAIN, GENERATION, GetParams, HelloParams, HelloResult, ListParams, ListResult,
-    MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult,
+    MAX_TEXT_BYTES, Method, ReadParams, ReadResult, RpcError, SendParams, SendResult, StatusWhy,
     TERMINAL_COLS, TERMINAL_ROWS,
 };
 
@@ -139,9 +139,11 @@ async fn read(sim: &Sim, call: &Call) -> Result<Value, RpcError> {
         cols: TERMINAL_COLS,
         status: screen.status,
         status_seq: screen.status_seq,
-        status_kind: screen.status_kind.filter(|_| sim.status_reasons),
-        status_msg: screen.status_msg.filter(|_| sim.status_reasons),
-        status_ms: screen.status_ms.filter(|_| sim.status_reasons),
+        why: if sim.status_reasons {
+            screen.why
+        } else {
+            StatusWhy::default()
+        },
     })
 }
 

@@ -148,9 +148,7 @@ impl Sim {
     pub fn record(&self, terminal: &Terminal) -> wire::Record {
         let mut record = terminal.record();
         if !self.status_reasons {
-            record.status_kind = None;
-            record.status_msg = None;
-            record.status_ms = None;
+            record.why = wire::StatusWhy::default();
         }
         record
     }

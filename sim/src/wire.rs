@@ -20,7 +20,7 @@ pub(crate) use lines::{
 };
 pub(crate) use messages::{
     GetParams, HelloParams, HelloResult, ListParams, ListResult, ParamKind, ParamSpec, ReadParams,
-    ReadResult, Record, SendParams, SendResult, params_of,
+    ReadResult, Record, SendParams, SendResult, StatusWhy, params_of,
 };
 pub(crate) use method::Method;
 pub(crate) use status::{Guard, Status};

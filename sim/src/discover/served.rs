@@ -11,7 +11,7 @@ use crate::evidence::{DROPPED_FIELDS, DROPPED_SCREEN_FIELDS};
 use crate::sim::Sim;
 use crate::wire::{
     FRAMING_PLAIN, GENERATION, HelloResult, ListResult, ReadResult, Record, SUBMIT_KEY_ENTER,
-    SendResult, Status, TERMINAL_COLS, TERMINAL_ROWS,
+    SendResult, Status, StatusWhy, TERMINAL_COLS, TERMINAL_ROWS,
 };
 
 /// The address the samples carry, to tell an address field by.
@@ -99,6 +99,19 @@ pub(super) fn hello(sim: &Sim) -> Vec<Field> {
     })])
 }
 
+/// Why a sample's status holds: all of it when `known`, else nothing.
+fn sample_why(known: bool) -> StatusWhy {
+    if known {
+        StatusWhy {
+            kind: Some("permission"),
+            msg: Some("approve?".to_owned()),
+            since_ms: Some(1),
+        }
+    } else {
+        StatusWhy::default()
+    }
+}
+
 /// The field of a list that holds its records.
 pub(super) fn list() -> Vec<Field> {
     fields_of(&[sample(ListResult {
@@ -119,9 +132,7 @@ pub(super) fn record(sim: &Sim) -> Vec<Field> {
             exit_code: code,
             status: SAMPLE_STATUS,
             status_seq: 1,
-            status_kind: why.then_some("permission"),
-            status_msg: why.then(|| "approve?".to_owned()),
-            status_ms: why.then_some(1),
+            why: sample_why(why),
             title: String::new(),
             cwd: String::new(),
             program: String::new(),
@@ -158,9 +169,7 @@ pub(super) fn screen(sim: &Sim) -> Vec<Field> {
             cols: TERMINAL_COLS,
             status: SAMPLE_STATUS,
             status_seq: 1,
-            status_kind: why.then_some("permission"),
-            status_msg: why.then(|| "approve?".to_owned()),
-            status_ms: why.then_some(1),
+            why: sample_why(why),
         })
     };
     let mut fields = fields_of(&[screen(sim.status_reasons), screen(false)]);

@@ -17,7 +17,7 @@ use screen::Screen;
 use crate::clock::{unix_ms, unix_us};
 use crate::osc::ProgramReport;
 use crate::pty::{ProgramEvents, PtyProgram, Reap};
-use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, TERMINAL_COLS, TERMINAL_ROWS};
+use crate::wire::{Record, SUBMIT_KEY_ENTER, Status, StatusWhy, TERMINAL_COLS, TERMINAL_ROWS};
 
 /// Exit code recorded for a SIGKILL death (`128 + 9`, as a shell reports it).
 const KILLED_EXIT_CODE: i32 = 137;
@@ -44,12 +44,9 @@ pub struct Exit {
 pub struct State {
     pub status: Status,
     pub status_seq: u64,
-    /// When the current status began (ms since the Unix epoch); none
-    /// before the first report.
-    pub status_ms: Option<u64>,
-    /// The latest root report's `kind` and decoded `msg`.
-    pub status_kind: Option<&'static str>,
-    pub status_msg: Option<String>,
+    /// Why the status holds and since when; nothing before the first
+    /// report.
+    pub why: StatusWhy,
     /// The program name: the spawned binary's basename until a report
     /// carries `app=`.
     pub program: String,
@@ -70,9 +67,7 @@ pub struct ScreenText {
     pub complete: bool,
     pub status: Status,
     pub status_seq: u64,
-    pub status_kind: Option<&'static str>,
-    pub status_msg: Option<String>,
-    pub status_ms: Option<u64>,
+    pub why: StatusWhy,
 }
 
 pub struct Terminal {
@@ -103,9 +98,7 @@ impl Terminal {
         let state = State {
             status: Status::Unknown,
             status_seq: 0,
-            status_ms: None,
-            status_kind: None,
-            status_msg: None,
+            why: StatusWhy::default(),
             program,
             exit: None,
             last_input: None,
@@ -126,9 +119,10 @@ impl Terminal {
         let state = State {
             status,
             status_seq: 1,
-            status_ms: Some(created_ms),
-            status_kind: None,
-            status_msg: None,
+            why: StatusWhy {
+                since_ms: Some(created_ms),
+                ..StatusWhy::default()
+            },
             program: IDLE_RECORD_PROGRAM.to_string(),
             exit: None,
             last_input: None,
@@ -186,9 +180,7 @@ impl Terminal {
             exit_code: state.exit.map(|exit| exit.exit_code),
             status: state.status,
             status_seq: state.status_seq,
-            status_kind: state.status_kind,
-            status_msg: state.status_msg.clone(),
-            status_ms: state.status_ms,
+            why: state.why.clone(),
             title,
             cwd: self.cwd.clone(),
             program: state.program.clone(),
@@ -285,17 +277,14 @@ impl Terminal {
     pub fn read(&self, lines: u64) -> ScreenText {
         let mut state = self.state();
         let (status, status_seq) = (state.status, state.status_seq);
-        let (status_kind, status_msg, status_ms) =
-            (state.status_kind, state.status_msg.clone(), state.status_ms);
+        let why = state.why.clone();
         let Some(screen) = state.screen.as_mut() else {
             return ScreenText {
                 text: String::new(),
                 complete: true,
                 status,
                 status_seq,
-                status_kind,
-                status_msg,
-                status_ms,
+                why,
             };
         };
         let (text, complete) = screen.text(lines);
@@ -304,9 +293,7 @@ impl Terminal {
             complete,
             status,
             status_seq,
-            status_kind,
-            status_msg,
-            status_ms,
+            why,
         }
     }
 
@@ -359,12 +346,12 @@ impl State {
         if status != self.status {
             self.status = status;
             self.status_seq += 1;
-            self.status_ms = Some(unix_ms());
+            self.why.since_ms = Some(unix_ms());
         }
         // Why the status holds is the latest root report's, whatever it
         // repeats (child reports never reach here).
-        self.status_kind = kind;
-        self.status_msg = msg;
+        self.why.kind = kind;
+        self.why.msg = msg;
         if let Some(program) = program {
             self.program = program;
         }

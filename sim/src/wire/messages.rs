@@ -153,12 +153,22 @@ pub(crate) struct ReadResult {
     pub cols: u16,
     pub status: Status,
     pub status_seq: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_kind: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_msg: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_ms: Option<u64>,
+    #[serde(flatten)]
+    pub why: StatusWhy,
+}
+
+/// Why a status holds (contract §3, optional): the latest root report's
+/// `kind` and decoded `msg`, and when the status began. Each is left out
+/// while unknown, and all of them by a core that does not pass them on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StatusWhy {
+    #[serde(rename = "status_kind", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    #[serde(rename = "status_msg", skip_serializing_if = "Option::is_none")]
+    pub msg: Option<String>,
+    /// When the status began (ms since the Unix epoch).
+    #[serde(rename = "status_ms", skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
 }
 
 /// `terminal.send` params. `if` and `force` may be left out (`force`
@@ -198,15 +208,8 @@ pub struct Record {
     pub exit_code: Option<i32>,
     pub status: Status,
     pub status_seq: u64,
-    /// Why the status holds (contract §3, optional): the latest report's
-    /// `kind` and decoded `msg`, and when the status began. Left out while
-    /// unknown, and by a core that does not pass them on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_kind: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_msg: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_ms: Option<u64>,
+    #[serde(flatten)]
+    pub why: StatusWhy,
     pub title: String,
     pub cwd: String,
     pub program: String,
