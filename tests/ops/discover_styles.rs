@@ -56,16 +56,7 @@ async fn accepted_then_sent(style: DiscoverStyle) -> (Value, String, Value) {
     assert_eq!(code, 0, "{style:?}: {out2}{err}");
 
     let client = mcp::stdio(&config, &sim.dir.path().join("serve.err")).await;
-    crate::support::eventually("t1 idle", async || {
-        let listed = mcp::call(&client, "list_sessions", json!({})).await;
-        let sessions = mcp::structured(&listed)["sessions"].clone();
-        sessions
-            .as_array()?
-            .iter()
-            .any(|s| s["address"] == "t1" && s["status"] == "idle")
-            .then_some(())
-    })
-    .await;
+    mcp::until_listed(&client, "t1", "idle").await;
     let read = mcp::call(&client, "read_output", json!({"address": "t1"})).await;
     assert!(!mcp::is_error(&read), "{style:?}: {read:?}");
     let sent = mcp::send_prompt(&client, "t1", "hello from a core in its own words").await;

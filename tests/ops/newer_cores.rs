@@ -111,16 +111,7 @@ async fn a_checked_newer_core_is_accepted_served_and_refused_once_changed() {
     assert!(!mcp::is_error(&listed), "{listed:?}");
     let read = mcp::call(&client, "read_output", json!({"address": "t1"})).await;
     assert!(!mcp::is_error(&read), "{read:?}");
-    crate::support::eventually("t1 idle", async || {
-        let got = mcp::call(&client, "list_sessions", json!({})).await;
-        let sessions = mcp::structured(&got)["sessions"].clone();
-        sessions
-            .as_array()?
-            .iter()
-            .any(|s| s["address"] == "t1" && s["status"] == "idle")
-            .then_some(())
-    })
-    .await;
+    mcp::until_listed(&client, "t1", "idle").await;
     let sent = mcp::send_prompt(&client, "t1", "hello from a checked core").await;
     assert_eq!(sent["outcome"], "sent", "{sent}");
     assert_eq!(sim.writes_to("t1"), 1);

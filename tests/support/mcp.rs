@@ -256,6 +256,24 @@ pub async fn call_invalid(client: &Client, tool: &str, args: Value) -> String {
     text(&result)
 }
 
+/// Waits until `list_sessions` through `client` shows `address` in
+/// `status` (the adapter's view, not hc's directly).
+pub async fn until_listed<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    address: &str,
+    status: &str,
+) {
+    super::eventually(&format!("{address} listed {status}"), async || {
+        let listed = call(client, "list_sessions", serde_json::json!({})).await;
+        structured(&listed)["sessions"]
+            .as_array()?
+            .iter()
+            .any(|s| s["address"] == address && s["status"] == status)
+            .then_some(())
+    })
+    .await;
+}
+
 /// `send_prompt` through `client`; checks `isError` follows the outcome and
 /// returns the structured output.
 pub async fn send_prompt<H: rmcp::ClientHandler>(
