@@ -41,15 +41,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from server_env import server_environment
 
-
-def server_environment() -> dict[str, str]:
-    """What the spawned server gets: RUST_LOG, and the test pace of a debug
-    build (HERDR_MCP_TEST_PACE) when the test set one."""
-    env = {"RUST_LOG": os.environ.get("RUST_LOG", "warn")}
-    if "HERDR_MCP_TEST_PACE" in os.environ:
-        env["HERDR_MCP_TEST_PACE"] = os.environ["HERDR_MCP_TEST_PACE"]
-    return env
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser()

@@ -11,19 +11,12 @@ JSON line. Exit 0 when it ran (the caller judges the JSON); 1 otherwise.
 import argparse
 import asyncio
 import json
-import os
 import sys
 
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-
-def server_environment() -> dict[str, str]:
-    """RUST_LOG, and the test pace of a debug build when the test set one."""
-    env = {"RUST_LOG": os.environ.get("RUST_LOG", "warn")}
-    if "HERDR_MCP_TEST_PACE" in os.environ:
-        env["HERDR_MCP_TEST_PACE"] = os.environ["HERDR_MCP_TEST_PACE"]
-    return env
+from server_env import server_environment
 
 
 async def main(args: argparse.Namespace) -> None:
